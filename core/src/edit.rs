@@ -1,0 +1,303 @@
+use sha2::{Digest, Sha256};
+
+use crate::text::{decode_utf8, python_strip};
+use crate::{MemoryFile, StoreError};
+
+/// One of the three writes, with its arguments.
+#[derive(Clone, Copy, Debug)]
+pub enum Edit<'a> {
+    /// Append `entry` (stripped) as its own line.
+    Add { entry: &'a str },
+    /// Replace the single occurrence of `old` with `new`.
+    Replace { old: &'a str, new: &'a str },
+    /// Make `content` the whole file.
+    Consolidate { content: &'a str },
+}
+
+/// What a successful write did: the hashes and sizes of the exact bytes before and after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteResult {
+    pub file: MemoryFile,
+    pub before_hash: String,
+    pub after_hash: String,
+    pub before_size_bytes: u64,
+    pub after_size_bytes: u64,
+    pub over_soft_cap: bool,
+    pub over_hard_cap: bool,
+}
+
+/// A write the store has decided on: the bytes it was based on and the bytes to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedWrite {
+    pub file: MemoryFile,
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+}
+
+impl PlannedWrite {
+    /// The result to report once `after` is on disk.
+    pub fn result(&self) -> WriteResult {
+        let after_size_bytes = self.after.len() as u64;
+        WriteResult {
+            file: self.file,
+            before_hash: sha256_hex(&self.before),
+            after_hash: sha256_hex(&self.after),
+            before_size_bytes: self.before.len() as u64,
+            after_size_bytes,
+            over_soft_cap: after_size_bytes > self.file.soft_cap(),
+            over_hard_cap: false,
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// Decides a write: the new bytes of `file`, or the first error in the reference's order.
+///
+/// `read_current` yields the file's bytes (empty when missing). It is called at most once
+/// and only when the edit needs it, after the checks the reference makes before reading:
+/// an empty entry is rejected without touching the file, and an oversized consolidate is
+/// rejected before the old content is looked at (it need not even be text). Sizes are
+/// checked before the new content is built, so a huge argument allocates nothing more.
+pub fn plan_write(
+    file: MemoryFile,
+    edit: Edit<'_>,
+    read_current: impl FnOnce() -> Result<Vec<u8>, StoreError>,
+) -> Result<PlannedWrite, StoreError> {
+    let check_cap = |attempted: usize| {
+        let attempted = attempted as u64;
+        if attempted > file.hard_cap() {
+            Err(StoreError::HardCapExceeded {
+                file,
+                attempted,
+                cap: file.hard_cap(),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    let planned = |before: Vec<u8>, after: Vec<u8>| PlannedWrite {
+        file,
+        before,
+        after,
+    };
+
+    match edit {
+        Edit::Add { entry } => {
+            let entry = python_strip(entry);
+            if entry.is_empty() {
+                return Err(StoreError::EmptyEntry);
+            }
+            let before = read_current()?;
+            decode_utf8(file, &before)?;
+            let separator: &[u8] = if before.is_empty() || before.ends_with(b"\n") {
+                b""
+            } else {
+                b"\n"
+            };
+            check_cap(before.len() + separator.len() + entry.len() + 1)?;
+            let after = [&before[..], separator, entry.as_bytes(), b"\n"].concat();
+            Ok(planned(before, after))
+        }
+        Edit::Replace { old, new } => {
+            let before = read_current()?;
+            let current = decode_utf8(file, &before)?;
+            if current.is_empty() {
+                return Err(StoreError::NothingToReplace { file });
+            }
+            match current.matches(old).count() {
+                0 => return Err(StoreError::NotFound { file }),
+                1 => {}
+                count => {
+                    return Err(StoreError::NotUnique {
+                        file,
+                        count: u32::try_from(count).unwrap_or(u32::MAX),
+                    });
+                }
+            }
+            check_cap(current.len() - old.len() + new.len())?;
+            let after = current.replacen(old, new, 1).into_bytes();
+            Ok(planned(before, after))
+        }
+        Edit::Consolidate { content } => {
+            check_cap(content.len())?;
+            let before = read_current()?;
+            Ok(planned(before, content.as_bytes().to_vec()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: MemoryFile = MemoryFile::Memory;
+    const U: MemoryFile = MemoryFile::User;
+
+    fn on(current: &str) -> impl FnOnce() -> Result<Vec<u8>, StoreError> {
+        let bytes = current.as_bytes().to_vec();
+        move || Ok(bytes)
+    }
+
+    fn after(file: MemoryFile, current: &str, edit: Edit<'_>) -> Result<String, StoreError> {
+        plan_write(file, edit, on(current)).map(|p| String::from_utf8(p.after).unwrap())
+    }
+
+    fn never_read() -> Result<Vec<u8>, StoreError> {
+        panic!("the file must not be read")
+    }
+
+    #[test]
+    fn add_newline_discipline() {
+        assert_eq!(after(M, "", Edit::Add { entry: " a \n" }), Ok("a\n".into()));
+        assert_eq!(after(M, "x", Edit::Add { entry: "a" }), Ok("x\na\n".into()));
+        assert_eq!(
+            after(M, "x\n", Edit::Add { entry: "a\nb" }),
+            Ok("x\na\nb\n".into())
+        );
+        assert_eq!(
+            after(M, "x\r\n", Edit::Add { entry: "a" }),
+            Ok("x\r\na\n".into())
+        );
+        assert_eq!(
+            after(M, "a\n", Edit::Add { entry: "a" }),
+            Ok("a\na\n".into())
+        );
+    }
+
+    #[test]
+    fn add_rejects_empty_entry_before_reading() {
+        for entry in ["", " \t\n", "\u{1c}\u{1f}\u{3000}"] {
+            assert_eq!(
+                plan_write(M, Edit::Add { entry }, never_read),
+                Err(StoreError::EmptyEntry)
+            );
+        }
+    }
+
+    #[test]
+    fn caps_are_inclusive_and_in_bytes() {
+        let at_cap = "é".repeat(2047) + "\n"; // 4095 bytes + entry "x\n" would be 4097
+        assert_eq!(at_cap.len(), 4095);
+        assert_eq!(
+            plan_write(M, Edit::Add { entry: "x" }, on(&at_cap)),
+            Err(StoreError::HardCapExceeded {
+                file: M,
+                attempted: 4097,
+                cap: 4096
+            })
+        );
+        let exact = "a".repeat(4096);
+        let p = plan_write(
+            U,
+            Edit::Consolidate {
+                content: &exact[..3072],
+            },
+            on(""),
+        )
+        .unwrap();
+        assert!(p.result().over_soft_cap);
+        assert!(!p.result().over_hard_cap);
+        let soft = plan_write(
+            U,
+            Edit::Consolidate {
+                content: &exact[..1536],
+            },
+            on(""),
+        )
+        .unwrap();
+        assert!(!soft.result().over_soft_cap);
+        let over_soft = plan_write(
+            U,
+            Edit::Consolidate {
+                content: &exact[..1537],
+            },
+            on(""),
+        )
+        .unwrap();
+        assert!(over_soft.result().over_soft_cap);
+    }
+
+    #[test]
+    fn replace_rules() {
+        assert_eq!(
+            after(U, "", Edit::Replace { old: "a", new: "b" }),
+            Err(StoreError::NothingToReplace { file: U })
+        );
+        assert_eq!(
+            after(U, "abc", Edit::Replace { old: "z", new: "b" }),
+            Err(StoreError::NotFound { file: U })
+        );
+        assert_eq!(
+            after(
+                U,
+                "aaa",
+                Edit::Replace {
+                    old: "aa",
+                    new: "b"
+                }
+            ),
+            Ok("ba".into())
+        );
+        assert_eq!(
+            after(
+                U,
+                "aaaa",
+                Edit::Replace {
+                    old: "aa",
+                    new: "b"
+                }
+            ),
+            Err(StoreError::NotUnique { file: U, count: 2 })
+        );
+        assert_eq!(
+            after(U, "héllo", Edit::Replace { old: "", new: "b" }),
+            Err(StoreError::NotUnique { file: U, count: 6 })
+        );
+        assert_eq!(
+            after(U, "a x\r\n", Edit::Replace { old: " x", new: "" }),
+            Ok("a\r\n".into())
+        );
+    }
+
+    #[test]
+    fn replace_on_invalid_utf8_names_offset() {
+        let read = || Ok(b"ab\xfe".to_vec());
+        assert_eq!(
+            plan_write(M, Edit::Replace { old: "a", new: "" }, read),
+            Err(StoreError::InvalidUtf8 { file: M, offset: 2 })
+        );
+    }
+
+    #[test]
+    fn consolidate_checks_cap_before_reading_and_takes_any_old_bytes() {
+        let big = "x".repeat(4097);
+        assert!(matches!(
+            plan_write(M, Edit::Consolidate { content: &big }, never_read),
+            Err(StoreError::HardCapExceeded {
+                attempted: 4097,
+                ..
+            })
+        ));
+        let p = plan_write(M, Edit::Consolidate { content: "" }, || Ok(vec![0xff])).unwrap();
+        assert_eq!(p.after, b"");
+        assert_eq!(p.result().before_size_bytes, 1);
+    }
+
+    #[test]
+    fn hashes_are_lowercase_sha256() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

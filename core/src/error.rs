@@ -1,0 +1,112 @@
+use std::fmt;
+
+use crate::MemoryFile;
+
+/// Why an operation on one file failed. Its `Display` is the exact text the agent sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreError {
+    HardCapExceeded {
+        file: MemoryFile,
+        attempted: u64,
+        cap: u64,
+    },
+    EmptyEntry,
+    NothingToReplace {
+        file: MemoryFile,
+    },
+    NotFound {
+        file: MemoryFile,
+    },
+    NotUnique {
+        file: MemoryFile,
+        count: u32,
+    },
+    InvalidUtf8 {
+        file: MemoryFile,
+        offset: u64,
+    },
+    NotARegularFile {
+        file: MemoryFile,
+    },
+    Busy {
+        file: MemoryFile,
+    },
+    Io {
+        file: MemoryFile,
+        message: String,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::HardCapExceeded {
+                file,
+                attempted,
+                cap,
+            } => write!(
+                f,
+                "{file} write rejected: {attempted} bytes exceeds hard cap {cap}; consolidate before adding more"
+            ),
+            StoreError::EmptyEntry => f.write_str("entry must be non-empty"),
+            StoreError::NothingToReplace { file } => {
+                write!(f, "{file} is empty; nothing to replace")
+            }
+            StoreError::NotFound { file } => write!(f, "replace source not found in {file}"),
+            StoreError::NotUnique { file, count } => write!(
+                f,
+                "replace source appears {count} times in {file}; must be unique"
+            ),
+            StoreError::InvalidUtf8 { file, offset } => write!(
+                f,
+                "{file} is not valid UTF-8 (first invalid byte at offset {offset}); only memory_consolidate can replace it"
+            ),
+            StoreError::NotARegularFile { file } => write!(
+                f,
+                "{file} is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"
+            ),
+            StoreError::Busy { file } => {
+                write!(f, "{file} is being written by another process; try again")
+            }
+            StoreError::Io { file, message } => write!(f, "{file}: I/O error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_texts() {
+        let m = MemoryFile::Memory;
+        let u = MemoryFile::User;
+        assert_eq!(
+            StoreError::HardCapExceeded {
+                file: m,
+                attempted: 4097,
+                cap: 4096
+            }
+            .to_string(),
+            "MEMORY.md write rejected: 4097 bytes exceeds hard cap 4096; consolidate before adding more"
+        );
+        assert_eq!(
+            StoreError::EmptyEntry.to_string(),
+            "entry must be non-empty"
+        );
+        assert_eq!(
+            StoreError::NothingToReplace { file: u }.to_string(),
+            "USER.md is empty; nothing to replace"
+        );
+        assert_eq!(
+            StoreError::NotFound { file: u }.to_string(),
+            "replace source not found in USER.md"
+        );
+        assert_eq!(
+            StoreError::NotUnique { file: m, count: 3 }.to_string(),
+            "replace source appears 3 times in MEMORY.md; must be unique"
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! The memory store's decisions, without I/O.
+//!
+//! Everything the store decides (the new bytes of a file, whether a cap is hit, which
+//! error wins, every text an agent sees) is computed here from plain values, so it is
+//! unit-tested natively. The component in `guest/` only adds the WASI reads and the
+//! atomic write around these functions.
+
+mod edit;
+mod error;
+mod file;
+mod prompt;
+mod text;
+
+pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
+pub use error::StoreError;
+pub use file::MemoryFile;
+pub use prompt::assemble_system_prompt;
+pub use text::{decode_utf8, python_strip};
