@@ -1,0 +1,174 @@
+//! The metis-memory component: the `store` interface of `wit/`, implemented as the pure
+//! decisions of `metis-memory-core` around one read and one atomic write through WASI.
+
+mod fs;
+
+use fs::MetisDir;
+use metis_memory_core as core;
+
+wit_bindgen::generate!({
+    path: "../wit",
+    world: "memory",
+});
+
+use exports::metis::memory::store::Guest;
+use metis::memory::types::{
+    HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
+};
+
+struct Component;
+
+impl Guest for Component {
+    fn read(file: MemoryFile) -> Result<String, StoreError> {
+        Ok(read_text(&MetisDir::open(), file.into())?)
+    }
+
+    fn exists(file: MemoryFile) -> Result<bool, StoreError> {
+        Ok(MetisDir::open().stat(file.into())?.is_some())
+    }
+
+    fn size_bytes(file: MemoryFile) -> Result<u64, StoreError> {
+        Ok(MetisDir::open().stat(file.into())?.map_or(0, |s| s.size))
+    }
+
+    fn add_entry(file: MemoryFile, entry: String) -> Result<WriteResult, StoreError> {
+        write(file, core::Edit::Add { entry: &entry })
+    }
+
+    fn replace(
+        file: MemoryFile,
+        old_text: String,
+        new_text: String,
+    ) -> Result<WriteResult, StoreError> {
+        write(
+            file,
+            core::Edit::Replace {
+                old: &old_text,
+                new: &new_text,
+            },
+        )
+    }
+
+    fn consolidate(file: MemoryFile, content: String) -> Result<WriteResult, StoreError> {
+        write(file, core::Edit::Consolidate { content: &content })
+    }
+
+    fn soft_cap(file: MemoryFile) -> u64 {
+        core::MemoryFile::from(file).soft_cap()
+    }
+
+    fn hard_cap(file: MemoryFile) -> u64 {
+        core::MemoryFile::from(file).hard_cap()
+    }
+
+    fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
+        let dir = MetisDir::open();
+        let user = read_text(&dir, core::MemoryFile::User)?;
+        let memory = read_text(&dir, core::MemoryFile::Memory)?;
+        Ok(core::assemble_system_prompt(&base, &user, &memory))
+    }
+
+    fn describe_error(file: MemoryFile, error: StoreError) -> String {
+        to_core_error(file.into(), error).to_string()
+    }
+}
+
+fn read_text(dir: &MetisDir, file: core::MemoryFile) -> Result<String, core::StoreError> {
+    let bytes = dir.read(file)?;
+    core::decode_utf8(file, &bytes)?;
+    // Validated just above; the conversion cannot fail and copies nothing.
+    Ok(String::from_utf8(bytes).unwrap_or_default())
+}
+
+fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
+    let file = core::MemoryFile::from(file);
+    let dir = MetisDir::open();
+    let planned = core::plan_write(file, edit, || dir.read(file))?;
+    dir.replace(file, &planned.after)?;
+    Ok(planned.result().into())
+}
+
+impl From<MemoryFile> for core::MemoryFile {
+    fn from(file: MemoryFile) -> Self {
+        match file {
+            MemoryFile::Memory => core::MemoryFile::Memory,
+            MemoryFile::User => core::MemoryFile::User,
+        }
+    }
+}
+
+impl From<core::MemoryFile> for MemoryFile {
+    fn from(file: core::MemoryFile) -> Self {
+        match file {
+            core::MemoryFile::Memory => MemoryFile::Memory,
+            core::MemoryFile::User => MemoryFile::User,
+        }
+    }
+}
+
+impl From<core::WriteResult> for WriteResult {
+    fn from(r: core::WriteResult) -> Self {
+        WriteResult {
+            file: r.file.into(),
+            before_hash: r.before_hash,
+            after_hash: r.after_hash,
+            before_size_bytes: r.before_size_bytes,
+            after_size_bytes: r.after_size_bytes,
+            over_soft_cap: r.over_soft_cap,
+            over_hard_cap: r.over_hard_cap,
+        }
+    }
+}
+
+impl From<core::StoreError> for StoreError {
+    fn from(error: core::StoreError) -> Self {
+        use core::StoreError as E;
+        match error {
+            E::HardCapExceeded {
+                file,
+                attempted,
+                cap,
+            } => StoreError::HardCapExceeded(HardCapExceededInfo {
+                file: file.into(),
+                attempted_bytes: attempted,
+                cap_bytes: cap,
+            }),
+            E::EmptyEntry => StoreError::EmptyEntry,
+            E::NothingToReplace { .. } => StoreError::NothingToReplace,
+            E::NotFound { .. } => StoreError::NotFound,
+            E::NotUnique { count, .. } => StoreError::NotUnique(count),
+            E::InvalidUtf8 { file, offset } => StoreError::InvalidUtf8(InvalidUtf8Info {
+                file: file.into(),
+                offset,
+            }),
+            E::NotARegularFile { file } => StoreError::NotARegularFile(file.into()),
+            E::Busy { .. } => StoreError::Busy,
+            E::Io { message, .. } => StoreError::Io(message),
+        }
+    }
+}
+
+/// The core error for a WIT error about `file`; payloads that name a file win over it.
+fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError {
+    use core::StoreError as E;
+    match error {
+        StoreError::HardCapExceeded(info) => E::HardCapExceeded {
+            file: info.file.into(),
+            attempted: info.attempted_bytes,
+            cap: info.cap_bytes,
+        },
+        StoreError::EmptyEntry => E::EmptyEntry,
+        StoreError::NothingToReplace => E::NothingToReplace { file },
+        StoreError::NotFound => E::NotFound { file },
+        StoreError::NotUnique(count) => E::NotUnique { file, count },
+        StoreError::InvalidUtf8(info) => E::InvalidUtf8 {
+            file: info.file.into(),
+            offset: info.offset,
+        },
+        StoreError::NotARegularFile(file) => E::NotARegularFile { file: file.into() },
+        StoreError::Busy => E::Busy { file },
+        StoreError::Io(message) => E::Io { file, message },
+    }
+}
+
+export!(Component);

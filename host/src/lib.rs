@@ -1,1 +1,56 @@
+//! Embedding the metis-memory component: a bounded, agent-curated memory store kept in a
+//! workspace's `.metis/MEMORY.md` and `.metis/USER.md`.
+//!
+//! ```no_run
+//! use metis_memory::{MemoryFile, Workspace};
+//!
+//! let ws = Workspace::open("path/to/workspace");
+//! let result = ws.add_entry(MemoryFile::Memory, "builds with `cargo build`")?;
+//! assert!(!result.over_hard_cap);
+//! let prompt = ws.assemble_system_prompt("You are a careful assistant.")?;
+//! # Ok::<(), metis_memory::Error>(())
+//! ```
+//!
+//! Every call runs in a fresh instance of the embedded component (compiled once per
+//! process) under fuel and memory [`Limits`]; the component sees only `.metis/`.
 
+mod error;
+mod runtime;
+mod workspace;
+
+/// Types generated from `wit/`: the WIT is the API reference.
+pub mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "memory",
+        additional_derives: [PartialEq, Eq],
+    });
+}
+
+pub use bindings::metis::memory::types::{
+    HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
+};
+pub use error::Error;
+pub use runtime::{COMPONENT_WASM, Limits};
+pub use workspace::Workspace;
+
+impl MemoryFile {
+    /// Both files, in the order listings show them.
+    pub const ALL: [MemoryFile; 2] = [MemoryFile::Memory, MemoryFile::User];
+
+    /// The file's name inside `.metis/`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            MemoryFile::Memory => "MEMORY.md",
+            MemoryFile::User => "USER.md",
+        }
+    }
+
+    /// Parses `MEMORY.md`/`USER.md`, or `memory`/`user` in any case.
+    pub fn parse(name: &str) -> Option<MemoryFile> {
+        MemoryFile::ALL.into_iter().find(|file| {
+            name == file.file_name()
+                || name.eq_ignore_ascii_case(file.file_name().trim_end_matches(".md"))
+        })
+    }
+}

@@ -1,1 +1,149 @@
-fn main(){}
+//! `metis-memory`: inspect and edit a workspace's agent memory from a terminal or a script.
+
+mod cli;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use metis_memory::{Error, MemoryFile, Workspace};
+
+use cli::Output;
+
+/// Inspect and edit the bounded agent memory kept in a workspace's `.metis/`.
+///
+/// Files: MEMORY.md (workspace facts; soft cap 2048 B, hard cap 4096 B) and USER.md
+/// (facts about the user; soft cap 1536 B, hard cap 3072 B). Every command runs the
+/// metis-memory WebAssembly component, which sees only `.metis/`.
+///
+/// Exit status: 0 on success, 1 when the store refuses (the reason is printed on
+/// stderr), 2 on a usage error.
+#[derive(Parser)]
+#[command(name = "metis-memory", version, max_term_width = 100)]
+struct Args {
+    /// The workspace whose `.metis/` holds the memory [default: the current directory]
+    #[arg(long, short = 'w', global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
+    /// Print machine-readable JSON on stdout (errors too, as {"error": {...}})
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a file's content (nothing when it is missing)
+    Read {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+    },
+    /// Print whether a file exists (exit status 0 either way)
+    Exists {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+    },
+    /// Print a file's size in bytes (0 when it is missing)
+    Size {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+    },
+    /// Append one entry as its own line (surrounding whitespace is stripped)
+    Add {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+        /// The entry; must not be empty after stripping
+        entry: String,
+    },
+    /// Replace the one occurrence of OLD with NEW (NEW may be empty, to delete)
+    Replace {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+        /// Text that must occur exactly once in the file
+        old: String,
+        /// Its replacement
+        new: String,
+    },
+    /// Replace the whole file with CONTENT, byte for byte
+    Consolidate {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+        /// The new content; `-` or nothing reads it from stdin
+        content: Option<String>,
+    },
+    /// Print the system prompt an agent host would send: base, USER.md, MEMORY.md
+    Prompt {
+        /// The base system prompt the memory sections follow
+        #[arg(long, default_value = "")]
+        base: String,
+    },
+    /// Show both files against their soft and hard caps, with their hashes
+    Status,
+}
+
+/// FILE: `MEMORY.md` or `USER.md` (or `memory`, `user`).
+fn parse_file(name: &str) -> Result<MemoryFile, String> {
+    MemoryFile::parse(name)
+        .ok_or_else(|| format!("expected MEMORY.md or USER.md (or memory, user), got `{name}`"))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let workspace = Workspace::open(args.workspace.unwrap_or_else(|| PathBuf::from(".")));
+    let out = Output { json: args.json };
+    match run(&workspace, args.command, &out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Store(error)) => {
+            out.error(&error);
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Why a command failed: the store or the runtime refused (exit 1), or the input given
+/// to the command was unusable (exit 2, like the argument errors clap reports).
+enum Failure {
+    Store(Error),
+    Usage(String),
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure::Store(error)
+    }
+}
+
+fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
+    match command {
+        Command::Read { file } => out.content(file, &ws.read(file)?),
+        Command::Exists { file } => out.exists(file, ws.exists(file)?),
+        Command::Size { file } => out.size(file, ws.size_bytes(file)?),
+        Command::Add { file, entry } => out.write(ws, &ws.add_entry(file, &entry)?)?,
+        Command::Replace { file, old, new } => out.write(ws, &ws.replace(file, &old, &new)?)?,
+        Command::Consolidate { file, content } => {
+            let content = match content.as_deref() {
+                None | Some("-") => read_stdin()?,
+                Some(text) => text.to_owned(),
+            };
+            out.write(ws, &ws.consolidate(file, &content)?)?
+        }
+        Command::Prompt { base } => out.prompt(&ws.assemble_system_prompt(&base)?),
+        Command::Status => out.status(ws)?,
+    }
+    Ok(())
+}
+
+fn read_stdin() -> Result<String, Failure> {
+    let mut content = String::new();
+    std::io::stdin()
+        .read_to_string(&mut content)
+        .map_err(|e| Failure::Usage(format!("cannot read the content from stdin: {e}")))?;
+    Ok(content)
+}

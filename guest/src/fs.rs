@@ -1,0 +1,150 @@
+//! The WASI layer: one read of a memory file, and an atomic replace, inside the `.metis`
+//! preopen. Symlinks are never followed, so nothing outside `.metis/` is ever reached.
+
+use metis_memory_core::{MemoryFile, StoreError};
+use wasip2::filesystem::preopens::get_directories;
+use wasip2::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+};
+
+/// The guest path the host pre-opens the workspace's `.metis/` at.
+const METIS_DIR: &str = ".metis";
+const READ_CHUNK: u64 = 64 * 1024;
+
+/// The workspace's `.metis/` directory, or `None` when the host pre-opened none because
+/// the workspace does not have one yet.
+pub struct MetisDir(Option<Descriptor>);
+
+impl MetisDir {
+    pub fn open() -> Self {
+        MetisDir(
+            get_directories()
+                .into_iter()
+                .find_map(|(dir, name)| (name == METIS_DIR).then_some(dir)),
+        )
+    }
+
+    /// The file's status, or `None` when it does not exist. Anything but a regular file
+    /// (a symlink included, since links are not followed) is an error.
+    pub fn stat(&self, file: MemoryFile) -> Result<Option<DescriptorStat>, StoreError> {
+        let Some(dir) = &self.0 else { return Ok(None) };
+        match dir.stat_at(PathFlags::empty(), file.file_name()) {
+            Ok(stat) if stat.type_ == DescriptorType::RegularFile => Ok(Some(stat)),
+            Ok(_) => Err(StoreError::NotARegularFile { file }),
+            Err(ErrorCode::NoEntry) => Ok(None),
+            Err(code) => Err(io_error(file, "stat", code)),
+        }
+    }
+
+    /// The file's exact bytes; empty when it does not exist.
+    pub fn read(&self, file: MemoryFile) -> Result<Vec<u8>, StoreError> {
+        let (Some(dir), Some(_)) = (&self.0, self.stat(file)?) else {
+            return Ok(Vec::new());
+        };
+        let fd = dir
+            .open_at(
+                PathFlags::empty(),
+                file.file_name(),
+                OpenFlags::empty(),
+                DescriptorFlags::READ,
+            )
+            .map_err(|code| match code {
+                // Swapped for a link or a special file since the stat.
+                ErrorCode::Loop | ErrorCode::NotPermitted => StoreError::NotARegularFile { file },
+                code => io_error(file, "open", code),
+            })?;
+        if fd.get_type().map_err(|c| io_error(file, "stat", c))? != DescriptorType::RegularFile {
+            return Err(StoreError::NotARegularFile { file });
+        }
+        let mut bytes = Vec::new();
+        loop {
+            let (chunk, end) = fd
+                .read(READ_CHUNK, bytes.len() as u64)
+                .map_err(|code| io_error(file, "read", code))?;
+            bytes.extend_from_slice(&chunk);
+            if end || chunk.is_empty() {
+                return Ok(bytes);
+            }
+        }
+    }
+
+    /// Makes `bytes` the file's content atomically: a new temporary file in `.metis/`
+    /// (exclusive create), written and synced, renamed over the file, then the directory
+    /// synced. A reader sees the old or the new bytes, never a mix; on any error the
+    /// temporary file is removed and the file is as it was.
+    pub fn replace(&self, file: MemoryFile, bytes: &[u8]) -> Result<(), StoreError> {
+        let Some(dir) = &self.0 else {
+            return Err(StoreError::Io {
+                file,
+                message: "the host pre-opened no .metis directory to write into".into(),
+            });
+        };
+        let (temp_name, temp) = create_temp(dir, file)?;
+        let written = write_all(&temp, bytes)
+            .and_then(|()| temp.sync())
+            .map_err(|code| io_error(file, "write temporary file", code));
+        drop(temp);
+        let renamed = written.and_then(|()| {
+            dir.rename_at(&temp_name, dir, file.file_name())
+                .map_err(|code| match code {
+                    ErrorCode::IsDirectory => StoreError::NotARegularFile { file },
+                    code => io_error(file, "rename", code),
+                })
+        });
+        if let Err(error) = renamed {
+            let _ = dir.unlink_file_at(&temp_name);
+            return Err(error);
+        }
+        // The new bytes are in place; syncing the directory makes the rename durable. A
+        // failure here cannot undo the write, so it is not reported as one.
+        let _ = dir.sync();
+        Ok(())
+    }
+}
+
+fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor), StoreError> {
+    // A name collision (a leftover from a crash, or another writer) is retried with new
+    // random bits rather than ever opening an existing file.
+    let mut last = ErrorCode::Exist;
+    for _ in 0..8 {
+        let name = format!(
+            ".{}.{:016x}.tmp",
+            file.file_name(),
+            wasip2::random::random::get_random_u64()
+        );
+        match dir.open_at(
+            PathFlags::empty(),
+            &name,
+            OpenFlags::CREATE | OpenFlags::EXCLUSIVE,
+            DescriptorFlags::WRITE,
+        ) {
+            Ok(fd) => return Ok((name, fd)),
+            Err(ErrorCode::Exist) => continue,
+            Err(code) => {
+                last = code;
+                break;
+            }
+        }
+    }
+    Err(io_error(file, "create temporary file", last))
+}
+
+fn write_all(fd: &Descriptor, mut bytes: &[u8]) -> Result<(), ErrorCode> {
+    let mut offset = 0;
+    while !bytes.is_empty() {
+        let n = fd.write(bytes, offset)?;
+        if n == 0 {
+            return Err(ErrorCode::InsufficientSpace);
+        }
+        offset += n;
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+fn io_error(file: MemoryFile, action: &str, code: ErrorCode) -> StoreError {
+    StoreError::Io {
+        file,
+        message: format!("{action} failed: {}", code.name()),
+    }
+}

@@ -1,0 +1,51 @@
+//! Builds the component from `guest/` for `wasm32-wasip2` with the `wasm` size profile,
+//! so the host always embeds the component of the same checkout (it is never committed).
+
+use std::env;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest_dir.parent().unwrap().to_path_buf();
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap());
+    // The nested cargo gets its own target directory: the outer build holds the lock on
+    // the workspace's, and waiting for it would deadlock.
+    let target_dir = out_dir.join("guest-target");
+
+    for path in ["guest", "core", "wit", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(path).display());
+    }
+
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "build",
+            "--package",
+            "metis-memory-guest",
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "wasm",
+        ])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        // The outer build's flags and wrappers (clippy, coverage) are for the host target.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("CARGO_BUILD_TARGET")
+        .status()
+        .expect("failed to run cargo to build the guest component");
+    if !status.success() {
+        panic!(
+            "building the guest component failed; is the target installed? \
+             run `rustup target add wasm32-wasip2`"
+        );
+    }
+
+    let built = target_dir.join("wasm32-wasip2/wasm/metis_memory_guest.wasm");
+    std::fs::copy(&built, out_dir.join("metis_memory.wasm"))
+        .unwrap_or_else(|e| panic!("cannot copy {}: {e}", built.display()));
+}

@@ -1,0 +1,43 @@
+use std::fmt;
+
+use crate::StoreError;
+
+/// Why a call on a [`Workspace`](crate::Workspace) failed. In every case nothing on disk
+/// changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The store refused the operation. `message` is the store's own text for it (the
+    /// exact text an agent should see).
+    Store { error: StoreError, message: String },
+    /// The component trapped: it ran out of fuel or memory, or hit a bug. The next call
+    /// runs on a fresh instance and is not affected. `guest_stderr` is what the guest
+    /// printed before trapping, if anything.
+    Trap {
+        message: String,
+        guest_stderr: String,
+    },
+    /// The workspace's `.metis/` could not be pre-opened or created (for example, it is a
+    /// regular file, or the workspace is not writable).
+    Workspace(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Store { message, .. } => f.write_str(message),
+            Error::Trap {
+                message,
+                guest_stderr,
+            } => {
+                write!(f, "the memory component trapped: {message}")?;
+                if !guest_stderr.is_empty() {
+                    write!(f, "\nguest stderr:\n{guest_stderr}")?;
+                }
+                Ok(())
+            }
+            Error::Workspace(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,118 @@
+//! The embedded component, compiled once per process, and one fresh, limited instance
+//! per call.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::Error;
+use crate::bindings::{Memory, MemoryPre};
+
+/// The component built from `guest/` by this crate's build script.
+pub const COMPONENT_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/metis_memory.wasm"));
+
+/// The guest path the workspace's `.metis/` is pre-opened at (see `wit/world.wit`).
+const GUEST_METIS_DIR: &str = ".metis";
+/// How much the guest may print to stderr (a panic message) before it is cut off.
+const GUEST_STDERR_CAPACITY: usize = 64 * 1024;
+
+/// The resources one call may use. A call that exceeds them traps and returns
+/// [`Error::Trap`]; nothing on disk changes and the next call is unaffected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wasm instructions (roughly) one call may execute.
+    pub fuel: u64,
+    /// Bytes of linear memory the instance may grow to.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    /// A billion units of fuel and 64 MiB: a write at the hard cap uses well under 1% of
+    /// either, yet a runaway guest stops within about a second.
+    fn default() -> Self {
+        Limits {
+            fuel: 1_000_000_000,
+            memory_bytes: 64 << 20,
+        }
+    }
+}
+
+pub(crate) struct Ctx {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for Ctx {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+struct Runtime {
+    engine: Engine,
+    pre: MemoryPre<Ctx>,
+}
+
+fn runtime() -> Result<&'static Runtime, Error> {
+    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| build_runtime().map_err(|e| format!("{e:?}")))
+        .as_ref()
+        .map_err(|message| Error::Trap {
+            message: format!("cannot load the memory component: {message}"),
+            guest_stderr: String::new(),
+        })
+}
+
+fn build_runtime() -> wasmtime::Result<Runtime> {
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    let engine = Engine::new(&config)?;
+    let component = Component::new(&engine, COMPONENT_WASM)?;
+    let mut linker = Linker::<Ctx>::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    let pre = MemoryPre::new(linker.instantiate_pre(&component)?)?;
+    Ok(Runtime { engine, pre })
+}
+
+/// Runs `f` against a fresh instance that sees `metis_dir` (if any) as `.metis`.
+///
+/// A trap anywhere in `f` becomes [`Error::Trap`] with the guest's stderr attached.
+pub(crate) fn with_instance<R>(
+    metis_dir: Option<&Path>,
+    limits: Limits,
+    f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
+) -> Result<R, Error> {
+    let runtime = runtime()?;
+    let stderr = MemoryOutputPipe::new(GUEST_STDERR_CAPACITY);
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stderr(stderr.clone());
+    if let Some(dir) = metis_dir {
+        wasi.preopened_dir(dir, GUEST_METIS_DIR, FsPerms::ReadWrite)
+            .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.display())))?;
+    }
+    let ctx = Ctx {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limits: StoreLimitsBuilder::new()
+            .memory_size(limits.memory_bytes)
+            .build(),
+    };
+    let mut store = Store::new(&runtime.engine, ctx);
+    store.limiter(|ctx| &mut ctx.limits);
+    let trap = |e: wasmtime::Error| Error::Trap {
+        message: format!("{e:#}"),
+        guest_stderr: String::from_utf8_lossy(&stderr.contents()).into_owned(),
+    };
+    store.set_fuel(limits.fuel).map_err(trap)?;
+    let instance = runtime.pre.instantiate(&mut store).map_err(trap)?;
+    f(&mut store, &instance).map_err(trap)
+}

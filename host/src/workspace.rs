@@ -1,0 +1,191 @@
+use std::fs::{self, DirBuilder};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use wasmtime::Store;
+
+use crate::bindings::Memory;
+use crate::bindings::exports::metis::memory::store::Guest;
+use crate::runtime::{Ctx, with_instance};
+use crate::{Error, Limits, MemoryFile, StoreError, WriteResult};
+
+/// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
+/// interface; each reads the files fresh, so changes made elsewhere are always seen.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    limits: Limits,
+}
+
+/// Whether a call may create `.metis/`: only writes may, reads never do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+impl Workspace {
+    /// The workspace at `root`. Nothing is touched until a call is made.
+    pub fn open(root: impl Into<PathBuf>) -> Self {
+        Workspace {
+            root: root.into(),
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same workspace, with calls run under `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The workspace directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The workspace's `.metis/` directory (which may not exist yet).
+    pub fn metis_dir(&self) -> PathBuf {
+        self.root.join(".metis")
+    }
+
+    /// The file's text; `""` when it is missing.
+    pub fn read(&self, file: MemoryFile) -> Result<String, Error> {
+        self.call(Access::Read, file, |api, store| api.call_read(store, file))
+    }
+
+    /// Whether the file exists (a 0-byte file does).
+    pub fn exists(&self, file: MemoryFile) -> Result<bool, Error> {
+        self.call(Access::Read, file, |api, store| {
+            api.call_exists(store, file)
+        })
+    }
+
+    /// The file's size in bytes on disk; 0 when it is missing.
+    pub fn size_bytes(&self, file: MemoryFile) -> Result<u64, Error> {
+        self.call(Access::Read, file, |api, store| {
+            api.call_size_bytes(store, file)
+        })
+    }
+
+    /// Appends `entry` (stripped) as its own line.
+    pub fn add_entry(&self, file: MemoryFile, entry: &str) -> Result<WriteResult, Error> {
+        self.call(Access::Write, file, |api, store| {
+            api.call_add_entry(store, file, entry)
+        })
+    }
+
+    /// Replaces the single occurrence of `old_text` with `new_text`.
+    pub fn replace(
+        &self,
+        file: MemoryFile,
+        old_text: &str,
+        new_text: &str,
+    ) -> Result<WriteResult, Error> {
+        self.call(Access::Write, file, |api, store| {
+            api.call_replace(store, file, old_text, new_text)
+        })
+    }
+
+    /// Makes `content` the whole file.
+    pub fn consolidate(&self, file: MemoryFile, content: &str) -> Result<WriteResult, Error> {
+        self.call(Access::Write, file, |api, store| {
+            api.call_consolidate(store, file, content)
+        })
+    }
+
+    /// The size above which a write is flagged over the soft cap.
+    pub fn soft_cap(&self, file: MemoryFile) -> Result<u64, Error> {
+        self.call(Access::Read, file, |api, store| {
+            api.call_soft_cap(store, file).map(Ok)
+        })
+    }
+
+    /// The largest size a write may leave the file at.
+    pub fn hard_cap(&self, file: MemoryFile) -> Result<u64, Error> {
+        self.call(Access::Read, file, |api, store| {
+            api.call_hard_cap(store, file).map(Ok)
+        })
+    }
+
+    /// The system prompt: `base`, then the USER.md and MEMORY.md sections.
+    pub fn assemble_system_prompt(&self, base: &str) -> Result<String, Error> {
+        // Errors about a file name it in their payload; MEMORY.md only fills the gap for
+        // texts that need a file and whose payload has none (none that a read returns).
+        self.call(Access::Read, MemoryFile::Memory, |api, store| {
+            api.call_assemble_system_prompt(store, base)
+        })
+    }
+
+    fn call<T>(
+        &self,
+        access: Access,
+        file: MemoryFile,
+        op: impl FnOnce(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
+    ) -> Result<T, Error> {
+        let metis_dir = self.metis_dir();
+        let (present, created) = match access {
+            Access::Read => (self.existing_metis_dir()?, false),
+            Access::Write => (true, self.create_metis_dir()?),
+        };
+        let outcome = with_instance(
+            present.then_some(&metis_dir),
+            self.limits,
+            |store, memory: &Memory| {
+                let api = memory.metis_memory_store();
+                match op(api, store)? {
+                    Ok(value) => Ok(Ok(value)),
+                    Err(error) => {
+                        let message = api.call_describe_error(&mut *store, file, &error)?;
+                        Ok(Err(Error::Store { error, message }))
+                    }
+                }
+            },
+        )
+        .and_then(|result| result);
+        if outcome.is_err() && created {
+            // A rejected first write leaves no `.metis/` behind. `remove_dir` only removes
+            // an empty directory, so anything another writer put there meanwhile stays.
+            let _ = fs::remove_dir(&metis_dir);
+        }
+        outcome
+    }
+
+    /// Whether `.metis/` exists; an error if something other than a directory is there.
+    fn existing_metis_dir(&self) -> Result<bool, Error> {
+        let dir = self.metis_dir();
+        match fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => Ok(true),
+            Ok(_) => Err(Error::Workspace(format!(
+                "{} exists but is not a directory",
+                dir.display()
+            ))),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::Workspace(format!(
+                "cannot access {}: {e}",
+                dir.display()
+            ))),
+        }
+    }
+
+    /// Makes sure `.metis/` exists (mode 0700 when created here). Returns whether this
+    /// call created it.
+    fn create_metis_dir(&self) -> Result<bool, Error> {
+        if self.existing_metis_dir()? {
+            return Ok(false);
+        }
+        let dir = self.metis_dir();
+        let mut builder = DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => Ok(true),
+            // Another writer created it first.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::Workspace(format!(
+                "cannot create {}: {e}",
+                dir.display()
+            ))),
+        }
+    }
+}
