@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests: a temporary workspace and exact snapshots
+//! of what is on disk. Every test drives the real component through wasmtime.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use metis_memory::{Error, MemoryFile, StoreError, Workspace};
+use sha2::{Digest, Sha256};
+use tempfile::TempDir;
+
+pub const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// A fresh workspace in a temporary directory, removed when dropped.
+pub struct TestWorkspace {
+    _dir: TempDir,
+    pub ws: Workspace,
+}
+
+impl TestWorkspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path());
+        TestWorkspace { _dir: dir, ws }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.ws.root()
+    }
+
+    pub fn metis(&self) -> PathBuf {
+        self.ws.metis_dir()
+    }
+
+    pub fn path(&self, file: MemoryFile) -> PathBuf {
+        self.metis().join(file.file_name())
+    }
+
+    /// Puts `bytes` in the file directly, creating `.metis/` as needed.
+    pub fn put(&self, file: MemoryFile, bytes: impl AsRef<[u8]>) {
+        fs::create_dir_all(self.metis()).unwrap();
+        fs::write(self.path(file), bytes).unwrap();
+    }
+
+    /// The file's bytes on disk, or `None` when it is missing.
+    pub fn bytes(&self, file: MemoryFile) -> Option<Vec<u8>> {
+        fs::read(self.path(file)).ok()
+    }
+
+    /// Every entry under the workspace, with its kind and bytes: equal snapshots mean
+    /// nothing on disk changed.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
+        let mut entries = BTreeMap::new();
+        snapshot_into(self.root(), self.root(), &mut entries);
+        entries
+    }
+
+    /// The names in `.metis/` (empty when it is missing).
+    pub fn metis_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.metis())
+            .map(|dir| {
+                dir.map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+fn snapshot_into(root: &Path, dir: &Path, entries: &mut BTreeMap<PathBuf, String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = fs::symlink_metadata(&path).unwrap();
+        let rel = path.strip_prefix(root).unwrap().to_path_buf();
+        let ft = meta.file_type();
+        let described = if ft.is_symlink() {
+            format!("symlink -> {}", fs::read_link(&path).unwrap().display())
+        } else if ft.is_dir() {
+            snapshot_into(root, &path, entries);
+            "dir".to_owned()
+        } else if ft.is_file() {
+            format!("file {}", sha256_hex(&fs::read(&path).unwrap()))
+        } else {
+            "special".to_owned()
+        };
+        entries.insert(rel, described);
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The store error inside `result`, failing the test on anything else.
+#[track_caller]
+pub fn store_error<T: std::fmt::Debug>(result: Result<T, Error>) -> (StoreError, String) {
+    match result {
+        Err(Error::Store { error, message }) => (error, message),
+        other => panic!("expected a store error, got {other:?}"),
+    }
+}
