@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
+            cli::complain!("error: {message}");
             ExitCode::from(2)
         }
     }

@@ -75,6 +75,9 @@ fn runtime() -> Result<&'static Runtime, Error> {
 fn build_runtime() -> wasmtime::Result<Runtime> {
     let mut config = Config::new();
     config.consume_fuel(true);
+    // Copy-on-write memory images live in memfd files, which a process under a file-size
+    // limit cannot write; the guest's heap image is small enough to copy at instantiation.
+    config.memory_init_cow(false);
     let engine = Engine::new(&config)?;
     let component = Component::new(&engine, COMPONENT_WASM)?;
     let mut linker = Linker::<Ctx>::new(&engine);

@@ -1,4 +1,23 @@
 //! How the CLI shows results: plain text for a person, `--json` for a script.
+//!
+//! Output goes through `say!`/`complain!`, which ignore write errors: a closed pipe
+//! (`metis-memory read MEMORY.md | head -1`) must not turn a finished command into a panic.
+
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+macro_rules! complain {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+pub(crate) use complain;
 
 use metis_memory::{Error, MemoryFile, StoreError, Workspace, WriteResult};
 use serde_json::{Value, json};
@@ -10,7 +29,7 @@ pub struct Output {
 
 impl Output {
     fn print_json(&self, value: Value) {
-        println!("{value:#}");
+        say!("{value:#}\n");
     }
 
     pub fn content(&self, file: MemoryFile, text: &str) {
@@ -18,7 +37,7 @@ impl Output {
             self.print_json(json!({ "file": file.file_name(), "content": text }));
         } else {
             // Exactly the file's bytes, so `read` can be piped or redirected losslessly.
-            print!("{text}");
+            say!("{text}");
         }
     }
 
@@ -26,7 +45,7 @@ impl Output {
         if self.json {
             self.print_json(json!({ "file": file.file_name(), "exists": exists }));
         } else {
-            println!("{exists}");
+            say!("{exists}\n");
         }
     }
 
@@ -34,7 +53,7 @@ impl Output {
         if self.json {
             self.print_json(json!({ "file": file.file_name(), "size_bytes": size_bytes }));
         } else {
-            println!("{size_bytes}");
+            say!("{size_bytes}\n");
         }
     }
 
@@ -42,7 +61,7 @@ impl Output {
         if self.json {
             self.print_json(json!({ "prompt": prompt }));
         } else {
-            println!("{prompt}");
+            say!("{prompt}\n");
         }
     }
 
@@ -52,17 +71,17 @@ impl Output {
             return Ok(());
         }
         let file = result.file;
-        println!(
-            "{}: {} -> {} bytes (soft cap {}, hard cap {})",
+        say!(
+            "{}: {} -> {} bytes (soft cap {}, hard cap {})\n",
             file.file_name(),
             result.before_size_bytes,
             result.after_size_bytes,
             ws.soft_cap(file)?,
             ws.hard_cap(file)?,
         );
-        println!("sha256 {} -> {}", result.before_hash, result.after_hash);
+        say!("sha256 {} -> {}\n", result.before_hash, result.after_hash);
         if result.over_soft_cap {
-            println!("over the soft cap: consolidate this file soon");
+            say!("over the soft cap: consolidate this file soon\n");
         }
         Ok(())
     }
@@ -79,15 +98,15 @@ impl Output {
             }));
             return Ok(());
         }
-        println!("memory in {}", ws.metis_dir().display());
+        say!("memory in {}\n", ws.metis_dir().display());
         for row in &rows {
-            println!("{}", row.line());
+            say!("{}\n", row.line());
         }
         Ok(())
     }
 
     pub fn error(&self, error: &Error) {
-        eprintln!("{error}");
+        complain!("{error}");
         if self.json {
             self.print_json(json!({ "error": error_json(error) }));
         }

@@ -1,0 +1,283 @@
+//! The `metis-memory` CLI, run as a process against a temporary workspace.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::{EMPTY_SHA256, TestWorkspace, sha256_hex};
+use metis_memory::MemoryFile;
+use serde_json::Value;
+
+const M: MemoryFile = MemoryFile::Memory;
+const U: MemoryFile = MemoryFile::User;
+const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
+
+fn run(t: &TestWorkspace, args: &[&str]) -> Output {
+    run_with_stdin(t, args, "")
+}
+
+fn run_with_stdin(t: &TestWorkspace, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("--workspace")
+        .arg(t.root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+#[test]
+fn add_json_hashes_match_the_bytes_before_and_after() {
+    let t = TestWorkspace::new();
+    t.put(M, "existing line\n");
+    let before = t.bytes(M).unwrap();
+    let out = run(&t, &["add", "MEMORY.md", "x", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = json(&out);
+    let after = t.bytes(M).unwrap();
+    assert_eq!(after, b"existing line\nx\n");
+    assert_eq!(result["file"], "MEMORY.md");
+    assert_eq!(result["before_hash"], sha256_hex(&before));
+    assert_eq!(result["after_hash"], sha256_hex(&after));
+    assert_eq!(result["before_size_bytes"], before.len());
+    assert_eq!(result["after_size_bytes"], after.len());
+    assert_eq!(result["over_soft_cap"], false);
+    assert_eq!(result["over_hard_cap"], false);
+}
+
+#[test]
+fn file_names_are_accepted_in_both_spellings() {
+    let t = TestWorkspace::new();
+    for (name, file) in [("memory", M), ("USER.md", U), ("User", U), ("MEMORY.md", M)] {
+        let out = run(&t, &["add", name, name]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(
+            t.bytes(file)
+                .unwrap()
+                .ends_with(format!("{name}\n").as_bytes())
+        );
+    }
+}
+
+#[test]
+fn human_write_output_shows_sizes_caps_and_soft_cap_flag() {
+    let t = TestWorkspace::new();
+    let out = run(&t, &["consolidate", "USER.md", &"u".repeat(1600)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("USER.md: 0 -> 1600 bytes (soft cap 1536, hard cap 3072)"),
+        "{text}"
+    );
+    assert!(text.contains(EMPTY_SHA256), "{text}");
+    assert!(text.contains("over the soft cap"), "{text}");
+}
+
+#[test]
+fn status_shows_both_files_against_their_caps() {
+    let t = TestWorkspace::new();
+    t.put(M, "m".repeat(2100));
+    let out = run(&t, &["status"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let memory = text.lines().find(|l| l.contains("MEMORY.md")).unwrap();
+    assert!(
+        memory.contains("2100 B") && memory.contains("2048") && memory.contains("4096"),
+        "{memory}"
+    );
+    assert!(memory.contains("over soft cap"), "{memory}");
+    assert!(
+        memory.contains(&sha256_hex("m".repeat(2100).as_bytes())[..16]),
+        "{memory}"
+    );
+    let user = text.lines().find(|l| l.contains("USER.md")).unwrap();
+    assert!(
+        user.contains("1536") && user.contains("3072") && user.contains("missing"),
+        "{user}"
+    );
+
+    let out = run(&t, &["status", "--json"]);
+    let status = json(&out);
+    let files = status["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["file"], "MEMORY.md");
+    assert_eq!(files[0]["size_bytes"], 2100);
+    assert_eq!(files[0]["soft_cap"], 2048);
+    assert_eq!(files[0]["hard_cap"], 4096);
+    assert_eq!(files[0]["over_soft_cap"], true);
+    assert_eq!(files[0]["sha256"], sha256_hex("m".repeat(2100).as_bytes()));
+    assert_eq!(files[1]["file"], "USER.md");
+    assert_eq!(files[1]["exists"], false);
+    assert_eq!(files[1]["sha256"], EMPTY_SHA256);
+    assert!(!t.root().join(".metis/USER.md").exists());
+}
+
+#[test]
+fn status_reports_an_unreadable_file_and_still_succeeds() {
+    let t = TestWorkspace::new();
+    t.put(U, b"\xff\xfe");
+    let out = run(&t, &["status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let user = stdout(&out)
+        .lines()
+        .find(|l| l.contains("USER.md"))
+        .unwrap()
+        .to_owned();
+    assert!(user.contains("not valid UTF-8"), "{user}");
+}
+
+#[test]
+fn store_errors_exit_1_with_the_contract_text_on_stderr() {
+    let t = TestWorkspace::new();
+    t.put(M, "a".repeat(4095));
+    let out = run(&t, &["add", "MEMORY.md", "bb"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "MEMORY.md write rejected: 4099 bytes exceeds hard cap 4096; consolidate before adding more"
+    );
+    assert_eq!(t.bytes(M).unwrap(), "a".repeat(4095).as_bytes());
+
+    let out = run(&t, &["replace", "USER.md", "a", "b", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "USER.md is empty; nothing to replace"
+    );
+    let error = &json(&out)["error"];
+    assert_eq!(error["kind"], "nothing-to-replace");
+    assert_eq!(error["message"], "USER.md is empty; nothing to replace");
+
+    let out = run(&t, &["add", "MEMORY.md", "x", "--json"]);
+    let error = &json(&out)["error"];
+    assert_eq!(error["kind"], "hard-cap-exceeded");
+    assert_eq!(error["attempted_bytes"], 4098);
+    assert_eq!(error["cap_bytes"], 4096);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let t = TestWorkspace::new();
+    for args in [
+        &["add", "NOTES.md", "x"][..],
+        &["add", "MEMORY.md"],
+        &["frobnicate"],
+        &[],
+        &["replace", "MEMORY.md", "only-old"],
+    ] {
+        let out = run(&t, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty());
+    }
+    assert!(!t.metis().exists());
+}
+
+#[test]
+fn help_is_available_on_every_command() {
+    let t = TestWorkspace::new();
+    for command in [
+        "read",
+        "exists",
+        "size",
+        "add",
+        "replace",
+        "consolidate",
+        "prompt",
+        "status",
+    ] {
+        let out = run(&t, &[command, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        assert!(stdout(&out).contains("Usage: metis-memory"), "{command}");
+    }
+    let out = run(&t, &["--help"]);
+    assert!(stdout(&out).contains("Exit status"));
+}
+
+#[test]
+fn consolidate_reads_stdin_for_dash_or_no_content() {
+    let t = TestWorkspace::new();
+    let out = run_with_stdin(&t, &["consolidate", "USER.md", "-"], "from stdin\r\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(t.bytes(U).unwrap(), b"from stdin\r\n");
+    let out = run_with_stdin(&t, &["consolidate", "user"], "again\n");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(t.bytes(U).unwrap(), b"again\n");
+}
+
+#[test]
+fn read_exists_size_and_prompt_print_plain_values() {
+    let t = TestWorkspace::new();
+    assert_eq!(stdout(&run(&t, &["exists", "MEMORY.md"])), "false\n");
+    t.put(M, "line one\r\nno newline");
+    assert_eq!(
+        stdout(&run(&t, &["read", "MEMORY.md"])),
+        "line one\r\nno newline"
+    );
+    assert_eq!(stdout(&run(&t, &["size", "MEMORY.md"])), "20\n");
+    assert_eq!(stdout(&run(&t, &["exists", "MEMORY.md"])), "true\n");
+    assert_eq!(
+        stdout(&run(&t, &["prompt", "--base", "Base."])),
+        "Base.\n\n## Workspace memory (MEMORY.md)\nline one\r\nno newline\n"
+    );
+    assert_eq!(
+        json(&run(&t, &["read", "memory", "--json"]))["content"],
+        "line one\r\nno newline"
+    );
+    assert_eq!(
+        json(&run(&t, &["size", "memory", "--json"]))["size_bytes"],
+        20
+    );
+}
+
+#[test]
+fn the_default_workspace_is_the_current_directory() {
+    let t = TestWorkspace::new();
+    let out = Command::new(BIN)
+        .current_dir(t.root())
+        .args(["add", "USER.md", "here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(t.bytes(U).unwrap(), b"here\n");
+}
+
+// A write that fails half way (here: no file may grow past 0 bytes) reports an error,
+// leaves the file as it was and removes its temporary file.
+#[test]
+fn a_failed_write_leaves_the_file_and_no_temporary_file() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let before = t.snapshot();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 0; exec \"{BIN}\" --workspace \"{}\" add MEMORY.md more",
+        t.root().display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("MEMORY.md"), "{}", stderr(&out));
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
