@@ -55,7 +55,8 @@ enum Command {
     Add {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
-        /// The entry; must not be empty after stripping
+        /// The entry; must not be empty after stripping (may start with `-`)
+        #[arg(allow_hyphen_values = true)]
         entry: String,
     },
     /// Replace the one occurrence of OLD with NEW (NEW may be empty, to delete)
@@ -63,8 +64,10 @@ enum Command {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
         /// Text that must occur exactly once in the file
+        #[arg(allow_hyphen_values = true)]
         old: String,
         /// Its replacement
+        #[arg(allow_hyphen_values = true)]
         new: String,
     },
     /// Replace the whole file with CONTENT, byte for byte
@@ -72,12 +75,13 @@ enum Command {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
         /// The new content; `-` or nothing reads it from stdin
+        #[arg(allow_hyphen_values = true)]
         content: Option<String>,
     },
     /// Print the system prompt an agent host would send: base, USER.md, MEMORY.md
     Prompt {
         /// The base system prompt the memory sections follow
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
         base: String,
     },
     /// Show both files against their soft and hard caps, with their hashes

@@ -281,3 +281,16 @@ fn a_failed_write_leaves_the_file_and_no_temporary_file() {
     assert_eq!(t.snapshot(), before);
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
+
+#[test]
+fn entries_may_start_with_a_dash() {
+    let t = TestWorkspace::new();
+    let out = run(&t, &["add", "MEMORY.md", "- a bullet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&t, &["replace", "MEMORY.md", "- a bullet", "--flag-like"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&t, &["consolidate", "USER.md", "-x\n"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(t.bytes(M).unwrap(), b"--flag-like\n");
+    assert_eq!(t.bytes(U).unwrap(), b"-x\n");
+}

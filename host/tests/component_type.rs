@@ -1,0 +1,87 @@
+//! The built component's interface, read back from the binary: the names other hosts
+//! address, and every import it needs (a new import fails here until it is reviewed).
+
+use std::collections::BTreeSet;
+
+use metis_memory::COMPONENT_WASM;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
+
+fn instance_items(engine: &Engine, item: &ComponentItem) -> BTreeSet<String> {
+    match item {
+        ComponentItem::ComponentInstance(instance) => instance
+            .exports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect(),
+        other => panic!("expected an instance, got {other:?}"),
+    }
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn exports_the_store_interface_by_its_wit_names() {
+    let engine = Engine::default();
+    let component = Component::new(&engine, COMPONENT_WASM).unwrap();
+    let ty = component.component_type();
+    let exports: Vec<_> = ty.exports(&engine).collect();
+    assert_eq!(exports.len(), 1);
+    let (name, item) = &exports[0];
+    assert_eq!(*name, "metis:memory/store@0.1.0");
+    assert_eq!(
+        instance_items(&engine, &item.ty),
+        set(&[
+            "memory-file",
+            "write-result",
+            "store-error",
+            "read",
+            "exists",
+            "size-bytes",
+            "add-entry",
+            "replace",
+            "consolidate",
+            "soft-cap",
+            "hard-cap",
+            "assemble-system-prompt",
+            "describe-error",
+        ])
+    );
+}
+
+#[test]
+fn imports_nothing_beyond_the_reviewed_list() {
+    let engine = Engine::default();
+    let component = Component::new(&engine, COMPONENT_WASM).unwrap();
+    let imports: BTreeSet<String> = component
+        .component_type()
+        .imports(&engine)
+        .map(|(name, _)| name.rsplit_once('@').map_or(name, |(n, _)| n).to_owned())
+        .collect();
+    // No sockets, no HTTP. The wasi:cli and wasi:io imports come from Rust's standard
+    // library runtime (stdio for panic messages, exit, environment).
+    let reviewed = set(&[
+        "metis:memory/types",
+        "wasi:filesystem/types",
+        "wasi:filesystem/preopens",
+        "wasi:random/random",
+        "wasi:clocks/wall-clock",
+        "wasi:io/poll",
+        "wasi:io/error",
+        "wasi:io/streams",
+        "wasi:cli/environment",
+        "wasi:cli/exit",
+        "wasi:cli/stdin",
+        "wasi:cli/stdout",
+        "wasi:cli/stderr",
+        "wasi:cli/terminal-input",
+        "wasi:cli/terminal-output",
+        "wasi:cli/terminal-stdin",
+        "wasi:cli/terminal-stdout",
+        "wasi:cli/terminal-stderr",
+    ]);
+    let added: Vec<_> = imports.difference(&reviewed).collect();
+    assert!(added.is_empty(), "imports not reviewed: {added:?}");
+}
