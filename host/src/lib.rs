@@ -34,6 +34,11 @@ pub use error::Error;
 pub use runtime::{COMPONENT_WASM, Limits};
 pub use workspace::Workspace;
 
+/// The README's Rust examples, compiled as doctests so they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 impl MemoryFile {
     /// Both files, in the order listings show them.
     pub const ALL: [MemoryFile; 2] = [MemoryFile::Memory, MemoryFile::User];

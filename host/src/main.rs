@@ -2,7 +2,7 @@
 
 mod cli;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -86,6 +86,13 @@ enum Command {
     },
     /// Show both files against their soft and hard caps, with their hashes
     Status,
+    /// Write the embedded WebAssembly component, for hosts in other languages
+    /// (wasmtime-py, jco) or for `wasm-tools component wit`
+    Component {
+        /// Where to write it; `-` writes to stdout
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 /// FILE: `MEMORY.md` or `USER.md` (or `memory`, `user`).
@@ -140,8 +147,18 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         }
         Command::Prompt { base } => out.prompt(&ws.assemble_system_prompt(&base)?),
         Command::Status => out.status(ws)?,
+        Command::Component { output } => write_component(&output)?,
     }
     Ok(())
+}
+
+fn write_component(output: &std::path::Path) -> Result<(), Failure> {
+    let written = if output.as_os_str() == "-" {
+        std::io::stdout().write_all(metis_memory::COMPONENT_WASM)
+    } else {
+        std::fs::write(output, metis_memory::COMPONENT_WASM)
+    };
+    written.map_err(|e| Failure::Usage(format!("cannot write {}: {e}", output.display())))
 }
 
 fn read_stdin() -> Result<String, Failure> {
