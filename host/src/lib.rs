@@ -34,6 +34,23 @@ pub use error::Error;
 pub use runtime::{COMPONENT_WASM, Limits};
 pub use workspace::Workspace;
 
+impl StoreError {
+    /// The WIT case name, e.g. `hard-cap-exceeded`: a stable key for scripts and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::HardCapExceeded(_) => "hard-cap-exceeded",
+            StoreError::EmptyEntry => "empty-entry",
+            StoreError::NothingToReplace => "nothing-to-replace",
+            StoreError::NotFound => "not-found",
+            StoreError::NotUnique(_) => "not-unique",
+            StoreError::InvalidUtf8(_) => "invalid-utf8",
+            StoreError::NotARegularFile(_) => "not-a-regular-file",
+            StoreError::Busy => "busy",
+            StoreError::Io(_) => "io",
+        }
+    }
+}
+
 /// The README's Rust examples, compiled as doctests so they cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{TestWorkspace, sha256_hex};
-use metis_memory::{Error, MemoryFile, StoreError};
+use metis_memory::{Error, MemoryFile};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -66,17 +66,6 @@ fn model(op: &Op, current: &str) -> Verdict {
         Verdict::Rejected("hard-cap-exceeded")
     } else {
         Verdict::Written(after.into_bytes())
-    }
-}
-
-fn kind(error: &StoreError) -> &'static str {
-    match error {
-        StoreError::HardCapExceeded(_) => "hard-cap-exceeded",
-        StoreError::EmptyEntry => "empty-entry",
-        StoreError::NothingToReplace => "nothing-to-replace",
-        StoreError::NotFound => "not-found",
-        StoreError::NotUnique(_) => "not-unique",
-        other => panic!("unexpected error {other:?}"),
     }
 }
 
@@ -174,7 +163,7 @@ proptest! {
                     }
                 }
                 (Verdict::Rejected(expected), Err(Error::Store { error, .. })) => {
-                    prop_assert_eq!(kind(&error), expected);
+                    prop_assert_eq!(error.kind(), expected);
                     prop_assert_eq!(t.bytes(file).unwrap_or_default(), before);
                 }
                 (verdict, outcome) => {

@@ -130,7 +130,7 @@ fn error_json(error: &Error) -> Value {
     let message = error.to_string();
     match error {
         Error::Store { error, .. } => {
-            let mut value = json!({ "kind": store_error_kind(error), "message": message });
+            let mut value = json!({ "kind": error.kind(), "message": message });
             match error {
                 StoreError::HardCapExceeded(info) => {
                     value["file"] = info.file.file_name().into();
@@ -149,21 +149,6 @@ fn error_json(error: &Error) -> Value {
         }
         Error::Trap { .. } => json!({ "kind": "trap", "message": message }),
         Error::Workspace(_) => json!({ "kind": "workspace", "message": message }),
-    }
-}
-
-/// The WIT case name of `error`.
-fn store_error_kind(error: &StoreError) -> &'static str {
-    match error {
-        StoreError::HardCapExceeded(_) => "hard-cap-exceeded",
-        StoreError::EmptyEntry => "empty-entry",
-        StoreError::NothingToReplace => "nothing-to-replace",
-        StoreError::NotFound => "not-found",
-        StoreError::NotUnique(_) => "not-unique",
-        StoreError::InvalidUtf8(_) => "invalid-utf8",
-        StoreError::NotARegularFile(_) => "not-a-regular-file",
-        StoreError::Busy => "busy",
-        StoreError::Io(_) => "io",
     }
 }
 
