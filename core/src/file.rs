@@ -21,6 +21,13 @@ impl MemoryFile {
         }
     }
 
+    /// The file called `name` (`MEMORY.md` or `USER.md`, exactly).
+    pub fn from_name(name: &str) -> Option<MemoryFile> {
+        MemoryFile::ALL
+            .into_iter()
+            .find(|file| file.file_name() == name)
+    }
+
     /// Above this many bytes a write succeeds but is flagged over the soft cap.
     pub const fn soft_cap(self) -> u64 {
         match self {

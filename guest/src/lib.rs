@@ -2,6 +2,7 @@
 //! decisions of `metis-memory-core` around one read and one atomic write through WASI.
 
 mod fs;
+mod tools;
 
 use fs::MetisDir;
 use metis_memory_core as core;
@@ -81,11 +82,19 @@ fn read_text(dir: &MetisDir, file: core::MemoryFile) -> Result<String, core::Sto
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    let file = core::MemoryFile::from(file);
+    Ok(write_file(file.into(), edit)?.into())
+}
+
+/// The one write path of the store and the tools: one read, the core's decision, and
+/// an atomic replace.
+fn write_file(
+    file: core::MemoryFile,
+    edit: core::Edit<'_>,
+) -> Result<core::WriteResult, core::StoreError> {
     let dir = MetisDir::open();
     let planned = core::plan_write(file, edit, || dir.read(file))?;
     dir.replace(file, &planned.after)?;
-    Ok(planned.result().into())
+    Ok(planned.result())
 }
 
 impl From<MemoryFile> for core::MemoryFile {

@@ -9,6 +9,9 @@ pub enum Error {
     /// The store refused the operation. `message` is the store's own text for it (the
     /// exact text an agent should see).
     Store { error: StoreError, message: String },
+    /// A tool call changed nothing: its input was invalid, the tool is unknown, or the
+    /// store refused the write. `message` is the text for the model.
+    Tool(crate::ToolError),
     /// The component trapped: it ran out of fuel or memory, or hit a bug. The next call
     /// runs on a fresh instance and is not affected. `guest_stderr` is what the guest
     /// printed before trapping, if anything.
@@ -25,6 +28,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Store { message, .. } => f.write_str(message),
+            Error::Tool(error) => f.write_str(&error.message),
             Error::Trap {
                 message,
                 guest_stderr,

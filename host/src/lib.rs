@@ -27,6 +27,10 @@ pub mod bindings {
     });
 }
 
+pub use bindings::exports::metis::memory::tools::{
+    EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ToolDefinition,
+    ToolError, ToolSuccess,
+};
 pub use bindings::metis::memory::types::{
     HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
 };
@@ -47,6 +51,27 @@ impl StoreError {
             StoreError::NotARegularFile(_) => "not-a-regular-file",
             StoreError::Busy => "busy",
             StoreError::Io(_) => "io",
+        }
+    }
+}
+
+impl Operation {
+    /// The name events use: `add`, `replace`, `consolidate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Add => "add",
+            Operation::Replace => "replace",
+            Operation::Consolidate => "consolidate",
+        }
+    }
+}
+
+impl EvictionTrigger {
+    /// The spec's name: `size_cap_exceeded` or `manual`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvictionTrigger::SizeCapExceeded => "size_cap_exceeded",
+            EvictionTrigger::Manual => "manual",
         }
     }
 }

@@ -86,6 +86,19 @@ enum Command {
     },
     /// Show both files against their soft and hard caps, with their hashes
     Status,
+    /// Print the memory tools' definitions as a JSON array for an LLM API
+    Tools,
+    /// Run one tool call and print {"is_error", "text", "result", "events"} as JSON
+    ///
+    /// Exit status 0 when the call wrote the file, 1 when it was refused (invalid input,
+    /// unknown tool, or a write the store rejected: nothing changed).
+    Call {
+        /// memory_add, memory_replace or memory_consolidate
+        tool: String,
+        /// The tool input as JSON; `-` or nothing reads it from stdin
+        #[arg(allow_hyphen_values = true)]
+        input: Option<String>,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages
     /// (wasmtime-py, jco) or for `wasm-tools component wit`
     Component {
@@ -111,6 +124,7 @@ fn main() -> ExitCode {
             out.error(&error);
             ExitCode::from(1)
         }
+        Err(Failure::Refused) => ExitCode::from(1),
         Err(Failure::Usage(message)) => {
             cli::complain!("error: {message}");
             ExitCode::from(2)
@@ -122,6 +136,8 @@ fn main() -> ExitCode {
 /// to the command was unusable (exit 2, like the argument errors clap reports).
 enum Failure {
     Store(Error),
+    /// A tool call was refused; its outcome is already printed.
+    Refused,
     Usage(String),
 }
 
@@ -147,6 +163,22 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         }
         Command::Prompt { base } => out.prompt(&ws.assemble_system_prompt(&base)?),
         Command::Status => out.status(ws)?,
+        Command::Tools => out.tool_definitions(&ws.tool_definitions()?),
+        Command::Call { tool, input } => {
+            let input = match input.as_deref() {
+                None | Some("-") => read_stdin()?,
+                Some(json) => json.to_owned(),
+            };
+            match ws.call_tool(&tool, &input) {
+                Ok(success) => out.tool_outcome(&Ok(success)),
+                Err(Error::Tool(refused)) => {
+                    cli::complain!("{}", refused.message);
+                    out.tool_outcome(&Err(refused.message));
+                    return Err(Failure::Refused);
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
         Command::Component { output } => write_component(&output)?,
     }
     Ok(())

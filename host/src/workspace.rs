@@ -7,7 +7,7 @@ use wasmtime::Store;
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
 use crate::runtime::{Ctx, with_instance};
-use crate::{Error, Limits, MemoryFile, StoreError, WriteResult};
+use crate::{Error, Limits, MemoryFile, StoreError, ToolDefinition, ToolSuccess, WriteResult};
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
 /// interface; each reads the files fresh, so changes made elsewhere are always seen.
@@ -117,6 +117,26 @@ impl Workspace {
         })
     }
 
+    /// The three memory tools, ready for an LLM API.
+    pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, Error> {
+        with_instance(None, self.limits, |store, memory| {
+            memory.metis_memory_tools().call_definitions(store)
+        })
+    }
+
+    /// Runs one tool call: `name` with `input`, the call's JSON input. A refusal (invalid
+    /// input, unknown tool, a write the store rejected) is [`Error::Tool`], and changes
+    /// nothing on disk.
+    pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
+        let created = self.create_metis_dir()?;
+        let outcome = with_instance(Some(&self.metis_dir()), self.limits, |store, memory| {
+            memory.metis_memory_tools().call_call(store, name, input)
+        })
+        .and_then(|result| result.map_err(Error::Tool));
+        self.forget_created_dir(created, outcome.is_err());
+        outcome
+    }
+
     fn call<T>(
         &self,
         access: Access,
@@ -143,12 +163,16 @@ impl Workspace {
             },
         )
         .and_then(|result| result);
-        if outcome.is_err() && created {
-            // A rejected first write leaves no `.metis/` behind. `remove_dir` only removes
-            // an empty directory, so anything another writer put there meanwhile stays.
-            let _ = fs::remove_dir(&metis_dir);
-        }
+        self.forget_created_dir(created, outcome.is_err());
         outcome
+    }
+
+    /// A rejected first write leaves no `.metis/` behind. `remove_dir` only removes an
+    /// empty directory, so anything another writer put there meanwhile stays.
+    fn forget_created_dir(&self, created: bool, failed: bool) {
+        if created && failed {
+            let _ = fs::remove_dir(self.metis_dir());
+        }
     }
 
     /// Whether `.metis/` exists; an error if something other than a directory is there.

@@ -23,16 +23,35 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 }
 
 #[test]
-fn exports_the_store_interface_by_its_wit_names() {
+fn exports_store_and_tools_by_their_wit_names() {
     let engine = Engine::default();
     let component = Component::new(&engine, COMPONENT_WASM).unwrap();
     let ty = component.component_type();
     let exports: Vec<_> = ty.exports(&engine).collect();
-    assert_eq!(exports.len(), 1);
-    let (name, item) = &exports[0];
-    assert_eq!(*name, "metis:memory/store@0.1.0");
+    let names: Vec<&str> = exports.iter().map(|(name, _)| *name).collect();
     assert_eq!(
-        instance_items(&engine, &item.ty),
+        names,
+        ["metis:memory/store@0.1.0", "metis:memory/tools@0.1.0"]
+    );
+    assert_eq!(
+        instance_items(&engine, &exports[1].1.ty),
+        set(&[
+            "memory-file",
+            "write-result",
+            "tool-definition",
+            "operation",
+            "memory-updated",
+            "eviction-trigger",
+            "memory-eviction",
+            "memory-event",
+            "tool-success",
+            "tool-error",
+            "definitions",
+            "call",
+        ])
+    );
+    assert_eq!(
+        instance_items(&engine, &exports[0].1.ty),
         set(&[
             "memory-file",
             "write-result",

@@ -1,0 +1,88 @@
+//! The `--json` shapes: the spec's snake_case field names.
+
+use metis_memory::{Error, MemoryEvent, StoreError, ToolSuccess, WriteResult};
+use serde_json::{Value, json};
+
+/// A write result with the spec's snake_case field names.
+pub fn write_result_json(r: &WriteResult) -> Value {
+    json!({
+        "file": r.file.file_name(),
+        "before_hash": r.before_hash,
+        "after_hash": r.after_hash,
+        "before_size_bytes": r.before_size_bytes,
+        "after_size_bytes": r.after_size_bytes,
+        "over_soft_cap": r.over_soft_cap,
+        "over_hard_cap": r.over_hard_cap,
+    })
+}
+
+pub fn error_json(error: &Error) -> Value {
+    let message = error.to_string();
+    match error {
+        Error::Store { error, .. } => {
+            let mut value = json!({ "kind": error.kind(), "message": message });
+            match error {
+                StoreError::HardCapExceeded(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["attempted_bytes"] = info.attempted_bytes.into();
+                    value["cap_bytes"] = info.cap_bytes.into();
+                }
+                StoreError::NotUnique(count) => value["count"] = (*count).into(),
+                StoreError::InvalidUtf8(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["offset"] = info.offset.into();
+                }
+                StoreError::NotARegularFile(file) => value["file"] = file.file_name().into(),
+                _ => {}
+            }
+            value
+        }
+        Error::Tool(_) => json!({ "kind": "tool-error", "message": message }),
+        Error::Trap { .. } => json!({ "kind": "trap", "message": message }),
+        Error::Workspace(_) => json!({ "kind": "workspace", "message": message }),
+    }
+}
+
+/// A tool call's outcome as `{"is_error", "text", "result", "events"}`.
+pub fn tool_success_json(success: &ToolSuccess) -> Value {
+    let mut result = write_result_json(&success.result);
+    result["operation"] = success.operation.name().into();
+    json!({
+        "is_error": false,
+        "text": success.text,
+        "result": result,
+        "events": success.events.iter().map(event_json).collect::<Vec<_>>(),
+    })
+}
+
+/// A refused tool call: the text for the model, no result, no events.
+pub fn tool_error_json(message: &str) -> Value {
+    json!({ "is_error": true, "text": message, "result": null, "events": [] })
+}
+
+/// An event as `{"type", "payload"}`, with the spec's field names (§7).
+pub fn event_json(event: &MemoryEvent) -> Value {
+    match event {
+        MemoryEvent::Updated(e) => json!({
+            "type": "memory.updated",
+            "payload": {
+                "file": e.file.file_name(),
+                "operation": e.operation.name(),
+                "before_hash": e.before_hash,
+                "after_hash": e.after_hash,
+                "before_size_bytes": e.before_size_bytes,
+                "after_size_bytes": e.after_size_bytes,
+            },
+        }),
+        MemoryEvent::Eviction(e) => json!({
+            "type": "memory.eviction",
+            "payload": {
+                "file": e.file.file_name(),
+                "trigger": e.trigger.name(),
+                "entries_evicted": e.entries_evicted,
+                "size_before_bytes": e.size_before_bytes,
+                "size_after_bytes": e.size_after_bytes,
+            },
+        }),
+    }
+}

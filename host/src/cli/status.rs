@@ -1,0 +1,97 @@
+//! `status`: both files against their caps.
+
+use metis_memory::{Error, MemoryFile, Workspace};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// One line of `status`: a file against its caps.
+pub struct FileStatus {
+    file: MemoryFile,
+    exists: bool,
+    size_bytes: u64,
+    soft_cap: u64,
+    hard_cap: u64,
+    /// SHA-256 of the content, or why it could not be read.
+    sha256: Result<String, String>,
+}
+
+impl FileStatus {
+    pub fn of(ws: &Workspace, file: MemoryFile) -> Result<FileStatus, Error> {
+        let sha256 = match ws.read(file) {
+            // Text the store returns is the file's exact bytes.
+            Ok(text) => Ok(hex(&Sha256::digest(text.as_bytes()))),
+            Err(Error::Store { message, .. }) => Err(message),
+            Err(other) => return Err(other),
+        };
+        Ok(FileStatus {
+            file,
+            exists: ws.exists(file).unwrap_or(true),
+            size_bytes: ws.size_bytes(file).unwrap_or(0),
+            soft_cap: ws.soft_cap(file)?,
+            hard_cap: ws.hard_cap(file)?,
+            sha256,
+        })
+    }
+
+    fn over_soft_cap(&self) -> bool {
+        self.size_bytes > self.soft_cap
+    }
+
+    pub fn line(&self) -> String {
+        let state = match (&self.sha256, self.exists) {
+            (Err(reason), _) => format!("unreadable: {reason}"),
+            (Ok(_), false) => "missing (reads as empty)".to_owned(),
+            (Ok(hash), true) => {
+                let flag = if self.size_bytes > self.hard_cap {
+                    "OVER HARD CAP, consolidate"
+                } else if self.over_soft_cap() {
+                    "over soft cap, consolidate soon"
+                } else {
+                    "ok"
+                };
+                format!("{flag}  sha256 {}", &hash[..16])
+            }
+        };
+        format!(
+            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}",
+            self.file.file_name(),
+            self.size_bytes,
+            bar(self.size_bytes, self.hard_cap),
+            self.size_bytes * 100 / self.soft_cap,
+            self.soft_cap,
+            self.hard_cap,
+        )
+    }
+
+    pub fn json(&self) -> Value {
+        let mut value = json!({
+            "file": self.file.file_name(),
+            "exists": self.exists,
+            "size_bytes": self.size_bytes,
+            "soft_cap": self.soft_cap,
+            "hard_cap": self.hard_cap,
+            "over_soft_cap": self.over_soft_cap(),
+            "over_hard_cap": self.size_bytes > self.hard_cap,
+        });
+        match &self.sha256 {
+            Ok(hash) => value["sha256"] = hash.as_str().into(),
+            Err(reason) => value["error"] = reason.as_str().into(),
+        }
+        value
+    }
+}
+
+/// A 20-cell gauge of `size` against `hard_cap`, with `|` at the soft cap (half way).
+fn bar(size: u64, hard_cap: u64) -> String {
+    const CELLS: u64 = 20;
+    let filled = (size * CELLS).div_ceil(hard_cap).min(CELLS);
+    let mut gauge: String = (0..CELLS)
+        .map(|i| if i < filled { '#' } else { '.' })
+        .collect();
+    gauge.insert(CELLS as usize / 2, '|');
+    format!("[{gauge}]")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
