@@ -15,6 +15,7 @@
 //! process) under fuel and memory [`Limits`]; the component sees only `.metis/`.
 
 mod error;
+pub mod json;
 mod runtime;
 mod workspace;
 

@@ -19,13 +19,14 @@ macro_rules! complain {
 
 pub(crate) use complain;
 
-mod json;
 mod status;
 
 use metis_memory::{Error, MemoryFile, ToolDefinition, ToolSuccess, Workspace, WriteResult};
 use serde_json::{Value, json};
 
-use json::{error_json, tool_error_json, tool_success_json, write_result_json};
+use metis_memory::json::{
+    error_json, tool_definition_json, tool_error_json, tool_success_json, write_result_json,
+};
 use status::FileStatus;
 
 pub struct Output {
@@ -112,17 +113,7 @@ impl Output {
 
     /// The definitions as a JSON array ready for an LLM API (schemas as JSON objects).
     pub fn tool_definitions(&self, tools: &[ToolDefinition]) {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": serde_json::from_str::<Value>(&tool.input_schema)
-                        .unwrap_or_else(|_| Value::String(tool.input_schema.clone())),
-                })
-            })
-            .collect();
+        let tools = tools.iter().map(tool_definition_json).collect();
         self.print_json(Value::Array(tools));
     }
 

@@ -1,6 +1,7 @@
-//! The `--json` shapes: the spec's snake_case field names.
+//! JSON shapes with the spec's snake_case field names, shared by the CLI's `--json`
+//! output and the conformance runner, so every host renders results the same way.
 
-use metis_memory::{Error, MemoryEvent, StoreError, ToolSuccess, WriteResult};
+use crate::{Error, MemoryEvent, StoreError, ToolDefinition, ToolSuccess, WriteResult};
 use serde_json::{Value, json};
 
 /// A write result with the spec's snake_case field names.
@@ -16,6 +17,8 @@ pub fn write_result_json(r: &WriteResult) -> Value {
     })
 }
 
+/// An error as `{"kind", "message", …}`: `kind` is the WIT case name (or `tool-error`,
+/// `trap`, `workspace`) and the case's payload follows with snake_case names.
 pub fn error_json(error: &Error) -> Value {
     let message = error.to_string();
     match error {
@@ -85,4 +88,15 @@ pub fn event_json(event: &MemoryEvent) -> Value {
             },
         }),
     }
+}
+
+/// A tool as an LLM API takes it: `{"name", "description", "input_schema"}`, with the
+/// schema as a JSON object.
+pub fn tool_definition_json(tool: &ToolDefinition) -> Value {
+    json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": serde_json::from_str::<Value>(&tool.input_schema)
+            .unwrap_or_else(|_| Value::String(tool.input_schema.clone())),
+    })
 }
