@@ -294,3 +294,76 @@ fn entries_may_start_with_a_dash() {
     assert_eq!(t.bytes(M).unwrap(), b"--flag-like\n");
     assert_eq!(t.bytes(U).unwrap(), b"-x\n");
 }
+
+#[test]
+fn tools_prints_the_three_definitions_as_json() {
+    let t = TestWorkspace::new();
+    let out = run(&t, &["tools"]);
+    assert_eq!(out.status.code(), Some(0));
+    let tools = json(&out);
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["memory_add", "memory_replace", "memory_consolidate"]
+    );
+    // The schemas are CONTRACT §5's, as JSON objects (the conformance suite holds them).
+    let suite: Value =
+        serde_json::from_str(include_str!("../../tests/conformance/tools.json")).unwrap();
+    assert_eq!(tools, suite["cases"][0]["steps"][0]["expect"]["ok"]);
+    assert!(!t.metis().exists());
+}
+
+#[test]
+fn call_refuses_an_extra_property_naming_it() {
+    let t = TestWorkspace::new();
+    let out = run(
+        &t,
+        &[
+            "call",
+            "memory_add",
+            r#"{"file":"MEMORY.md","entry":"x","extra":1}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let outcome = json(&out);
+    assert_eq!(outcome["is_error"], true);
+    assert!(
+        outcome["text"].as_str().unwrap().contains("\"extra\""),
+        "{outcome}"
+    );
+    assert_eq!(outcome["result"], Value::Null);
+    assert_eq!(outcome["events"], serde_json::json!([]));
+    assert!(stderr(&out).contains("extra"));
+    assert!(!t.metis().exists());
+}
+
+#[test]
+fn call_reports_text_result_and_events() {
+    let t = TestWorkspace::new();
+    let input = format!(r#"{{"file":"USER.md","content":"{}"}}"#, "u".repeat(1600));
+    let out = run_with_stdin(&t, &["call", "memory_consolidate", "-"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome = json(&out);
+    assert_eq!(outcome["is_error"], false);
+    assert_eq!(
+        outcome["text"],
+        "consolidated USER.md: 0 → 1600 bytes — over soft cap; consider memory_consolidate"
+    );
+    let on_disk = sha256_hex(&t.bytes(U).unwrap());
+    assert_eq!(outcome["result"]["operation"], "consolidate");
+    assert_eq!(outcome["result"]["after_hash"], on_disk);
+    let events = outcome["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["type"], "memory.updated");
+    assert_eq!(events[0]["payload"]["before_hash"], EMPTY_SHA256);
+    assert_eq!(events[0]["payload"]["after_hash"], on_disk);
+    assert_eq!(events[1]["type"], "memory.eviction");
+    assert_eq!(events[1]["payload"]["trigger"], "size_cap_exceeded");
+    assert_eq!(events[1]["payload"]["entries_evicted"], 0);
+    assert_eq!(events[1]["payload"]["size_after_bytes"], 1600);
+}

@@ -12,3 +12,24 @@ fn readme_shows_every_wit_file_verbatim() {
         );
     }
 }
+
+#[test]
+fn conformance_readme_states_the_case_count() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conformance");
+    let (mut cases, mut suites) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let suite: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            cases += suite["cases"].as_array().unwrap().len();
+            suites += 1;
+        }
+    }
+    let readme = std::fs::read_to_string(format!("{dir}/README.md")).unwrap();
+    let claim = format!("{cases} cases in {suites} suites");
+    assert!(
+        readme.contains(&claim),
+        "tests/conformance/README.md should say \"{claim}\""
+    );
+}
