@@ -8,6 +8,7 @@
 mod edit;
 mod error;
 mod file;
+pub mod lock;
 mod prompt;
 mod text;
 mod tools;

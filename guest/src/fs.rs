@@ -1,11 +1,14 @@
 //! The WASI layer: one read of a memory file, and an atomic replace, inside the `.metis`
 //! preopen. Symlinks are never followed, so nothing outside `.metis/` is ever reached.
 
+use metis_memory_core::lock::{is_temp_of, temp_name};
 use metis_memory_core::{MemoryFile, StoreError};
 use wasip2::filesystem::preopens::get_directories;
 use wasip2::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
+
+use crate::lock::{WriteLock, owner_token};
 
 /// The guest path the host pre-opens the workspace's `.metis/` at.
 const METIS_DIR: &str = ".metis";
@@ -68,29 +71,45 @@ impl MetisDir {
         }
     }
 
-    /// Makes `bytes` the file's content atomically: a new temporary file in `.metis/`
-    /// (exclusive create), written and synced, renamed over the file, then the directory
-    /// synced. A reader sees the old or the new bytes, never a mix; on any error the
-    /// temporary file is removed and the file is as it was.
-    pub fn replace(&self, file: MemoryFile, bytes: &[u8]) -> Result<(), StoreError> {
-        let Some(dir) = &self.0 else {
-            return Err(StoreError::Io {
-                file,
-                message: "the host pre-opened no .metis directory to write into".into(),
-            });
-        };
+    /// Takes the cross-process write lock on `file` (see `lock.rs`).
+    pub fn lock(&self, file: MemoryFile) -> Result<WriteLock<'_>, StoreError> {
+        WriteLock::acquire(self.writable(file)?, file)
+    }
+
+    fn writable(&self, file: MemoryFile) -> Result<&Descriptor, StoreError> {
+        self.0.as_ref().ok_or_else(|| StoreError::Io {
+            file,
+            message: "the host pre-opened no .metis directory to write into".into(),
+        })
+    }
+
+    /// Makes `bytes` the file's content atomically, under `lock`: a new temporary file
+    /// in `.metis/` (exclusive create), written and synced, renamed over the file if the
+    /// lock is still ours, then the directory synced. A reader sees the old or the new
+    /// bytes, never a mix; on any error the temporary file is removed and the file is as
+    /// it was.
+    pub fn replace(
+        &self,
+        file: MemoryFile,
+        bytes: &[u8],
+        lock: &WriteLock<'_>,
+    ) -> Result<(), StoreError> {
+        let dir = self.writable(file)?;
+        remove_stale_temps(dir, file);
         let (temp_name, temp) = create_temp(dir, file)?;
         let written = write_all(&temp, bytes)
             .and_then(|()| temp.sync())
             .map_err(|code| io_error(file, "write temporary file", code));
         drop(temp);
-        let renamed = written.and_then(|()| {
-            dir.rename_at(&temp_name, dir, file.file_name())
-                .map_err(|code| match code {
-                    ErrorCode::IsDirectory => StoreError::NotARegularFile { file },
-                    code => io_error(file, "rename", code),
-                })
-        });
+        let renamed = written
+            .and_then(|()| lock.check_can_commit())
+            .and_then(|()| {
+                dir.rename_at(&temp_name, dir, file.file_name())
+                    .map_err(|code| match code {
+                        ErrorCode::IsDirectory => StoreError::NotARegularFile { file },
+                        code => io_error(file, "rename", code),
+                    })
+            });
         if let Err(error) = renamed {
             let _ = dir.unlink_file_at(&temp_name);
             return Err(error);
@@ -103,15 +122,16 @@ impl MetisDir {
 }
 
 fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor), StoreError> {
-    // A name collision (a leftover from a crash, or another writer) is retried with new
-    // random bits rather than ever opening an existing file.
+    // Named after this call's owner token, so a host can remove it after a trap. A name
+    // collision is retried with random bits rather than ever opening an existing file.
     let mut last = ErrorCode::Exist;
-    for _ in 0..8 {
-        let name = format!(
-            ".{}.{:016x}.tmp",
-            file.file_name(),
+    for attempt in 0..8 {
+        let token = if attempt == 0 {
+            owner_token()
+        } else {
             wasip2::random::random::get_random_u64()
-        );
+        };
+        let name = temp_name(file, token);
         match dir.open_at(
             PathFlags::empty(),
             &name,
@@ -129,6 +149,19 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
     Err(io_error(file, "create temporary file", last))
 }
 
+/// Removes the temporary files of `file` that crashed or trapped writers left behind.
+/// Only the lock holder writes temporary files, so under the lock every one is stale.
+fn remove_stale_temps(dir: &Descriptor, file: MemoryFile) {
+    let Ok(entries) = dir.read_directory() else {
+        return;
+    };
+    while let Ok(Some(entry)) = entries.read_directory_entry() {
+        if is_temp_of(file, &entry.name) {
+            let _ = dir.unlink_file_at(&entry.name);
+        }
+    }
+}
+
 fn write_all(fd: &Descriptor, mut bytes: &[u8]) -> Result<(), ErrorCode> {
     let mut offset = 0;
     while !bytes.is_empty() {
@@ -142,7 +175,7 @@ fn write_all(fd: &Descriptor, mut bytes: &[u8]) -> Result<(), ErrorCode> {
     Ok(())
 }
 
-fn io_error(file: MemoryFile, action: &str, code: ErrorCode) -> StoreError {
+pub(crate) fn io_error(file: MemoryFile, action: &str, code: ErrorCode) -> StoreError {
     StoreError::Io {
         file,
         message: format!("{action} failed: {}", code.name()),

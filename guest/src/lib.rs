@@ -2,6 +2,7 @@
 //! decisions of `metis-memory-core` around one read and one atomic write through WASI.
 
 mod fs;
+mod lock;
 mod tools;
 
 use fs::MetisDir;
@@ -92,8 +93,20 @@ fn write_file(
     edit: core::Edit<'_>,
 ) -> Result<core::WriteResult, core::StoreError> {
     let dir = MetisDir::open();
-    let planned = core::plan_write(file, edit, || dir.read(file))?;
-    dir.replace(file, &planned.after)?;
+    // The lock is taken when the edit first needs the file, so checks that come before
+    // the read (an empty entry, an oversized consolidate) never wait for it.
+    let mut lock = None;
+    let planned = core::plan_write(file, edit, || {
+        let held = dir.lock(file)?;
+        let bytes = dir.read(file);
+        lock = Some(held);
+        bytes
+    })?;
+    let lock = lock.ok_or_else(|| core::StoreError::Io {
+        file,
+        message: "internal: a write was planned without reading the file".into(),
+    })?;
+    dir.replace(file, &planned.after, &lock)?;
     Ok(planned.result())
 }
 

@@ -20,6 +20,21 @@ const GUEST_METIS_DIR: &str = ".metis";
 /// How much the guest may print to stderr (a panic message) before it is cut off.
 const GUEST_STDERR_CAPACITY: usize = 64 * 1024;
 
+/// The guest names its lock and temporary file after this token, so the host can remove
+/// them if the instance traps while holding them (see `Workspace::clean_up_after_trap`).
+const OWNER_ENV: &str = "METIS_MEMORY_OWNER";
+
+/// A token unique to one call: which lock file and temporary file are this call's.
+pub(crate) fn owner_token() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
 /// The resources one call may use. A call that exceeds them traps and returns
 /// [`Error::Trap`]; nothing on disk changes and the next call is unaffected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,12 +107,14 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
 pub(crate) fn with_instance<R>(
     metis_dir: Option<&Path>,
     limits: Limits,
+    owner: u64,
     f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
 ) -> Result<R, Error> {
     let runtime = runtime()?;
     let stderr = MemoryOutputPipe::new(GUEST_STDERR_CAPACITY);
     let mut wasi = WasiCtxBuilder::new();
     wasi.stderr(stderr.clone());
+    wasi.env(OWNER_ENV, format!("{owner:016x}"));
     if let Some(dir) = metis_dir {
         wasi.preopened_dir(dir, GUEST_METIS_DIR, FsPerms::ReadWrite)
             .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.display())))?;

@@ -6,8 +6,9 @@ use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
-use crate::runtime::{Ctx, with_instance};
+use crate::runtime::{Ctx, owner_token, with_instance};
 use crate::{Error, Limits, MemoryFile, StoreError, ToolDefinition, ToolSuccess, WriteResult};
+use metis_memory_core as core;
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
 /// interface; each reads the files fresh, so changes made elsewhere are always seen.
@@ -119,7 +120,7 @@ impl Workspace {
 
     /// The three memory tools, ready for an LLM API.
     pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, Error> {
-        with_instance(None, self.limits, |store, memory| {
+        with_instance(None, self.limits, owner_token(), |store, memory| {
             memory.metis_memory_tools().call_definitions(store)
         })
     }
@@ -129,11 +130,15 @@ impl Workspace {
     /// nothing on disk.
     pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
         let created = self.create_metis_dir()?;
-        let outcome = with_instance(Some(&self.metis_dir()), self.limits, |store, memory| {
-            memory.metis_memory_tools().call_call(store, name, input)
-        })
+        let owner = owner_token();
+        let outcome = with_instance(
+            Some(&self.metis_dir()),
+            self.limits,
+            owner,
+            |store, memory| memory.metis_memory_tools().call_call(store, name, input),
+        )
         .and_then(|result| result.map_err(Error::Tool));
-        self.forget_created_dir(created, outcome.is_err());
+        self.after_write(&outcome, owner, created);
         outcome
     }
 
@@ -148,9 +153,11 @@ impl Workspace {
             Access::Read => (self.existing_metis_dir()?, false),
             Access::Write => (true, self.create_metis_dir()?),
         };
+        let owner = owner_token();
         let outcome = with_instance(
             present.then_some(&metis_dir),
             self.limits,
+            owner,
             |store, memory: &Memory| {
                 let api = memory.metis_memory_store();
                 match op(api, store)? {
@@ -163,15 +170,36 @@ impl Workspace {
             },
         )
         .and_then(|result| result);
-        self.forget_created_dir(created, outcome.is_err());
+        if access == Access::Write {
+            self.after_write(&outcome, owner, created);
+        }
         outcome
     }
 
-    /// A rejected first write leaves no `.metis/` behind. `remove_dir` only removes an
-    /// empty directory, so anything another writer put there meanwhile stays.
-    fn forget_created_dir(&self, created: bool, failed: bool) {
-        if created && failed {
+    /// Undoes what a failed write left: the lock and temporary file of an instance that
+    /// trapped while holding them, then a `.metis/` this call created. `remove_dir` only
+    /// removes an empty directory, so anything another writer put there meanwhile stays.
+    fn after_write<T>(&self, outcome: &Result<T, Error>, owner: u64, created: bool) {
+        if matches!(outcome, Err(Error::Trap { .. })) {
+            self.clean_up_after_trap(owner);
+        }
+        if created && outcome.is_err() {
             let _ = fs::remove_dir(self.metis_dir());
+        }
+    }
+
+    /// A trapped instance cannot release its lock or remove its temporary file; both are
+    /// named after `owner`, so exactly this call's are removed (no one else can hold a
+    /// lock whose file still holds our token).
+    fn clean_up_after_trap(&self, owner: u64) {
+        let metis = self.metis_dir();
+        let token = format!("{owner:016x}");
+        for file in core::MemoryFile::ALL {
+            let lock = metis.join(core::lock::lock_name(file));
+            if fs::read_to_string(&lock).is_ok_and(|held_by| held_by.trim() == token) {
+                let _ = fs::remove_file(&lock);
+            }
+            let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
         }
     }
 

@@ -79,7 +79,9 @@ fn imports_nothing_beyond_the_reviewed_list() {
         .imports(&engine)
         .map(|(name, _)| name.rsplit_once('@').map_or(name, |(n, _)| n).to_owned())
         .collect();
-    // No sockets, no HTTP. The wasi:cli and wasi:io imports come from Rust's standard
+    // No sockets, no HTTP. The store needs the filesystem, random bits (temporary file
+    // names, lock back-off jitter), the wall clock (lock leases) and the monotonic clock
+    // (waiting for the lock). The wasi:cli and wasi:io imports come from Rust's standard
     // library runtime (stdio for panic messages, exit, environment).
     let reviewed = set(&[
         "metis:memory/types",
@@ -87,6 +89,7 @@ fn imports_nothing_beyond_the_reviewed_list() {
         "wasi:filesystem/preopens",
         "wasi:random/random",
         "wasi:clocks/wall-clock",
+        "wasi:clocks/monotonic-clock",
         "wasi:io/poll",
         "wasi:io/error",
         "wasi:io/streams",

@@ -1,0 +1,98 @@
+//! The cross-process write lock's names and timing (the protocol is in the README's
+//! "Concurrent writers" section; the guest's `lock.rs` carries it out).
+
+use crate::MemoryFile;
+
+/// How long a lock is good for, counted from its file's modification time. A writer
+/// killed while holding it blocks others for at most this long.
+pub const LEASE_NANOS: u64 = 3_000_000_000;
+/// A holder commits only while this much of its lease is left, so a breaker (who waits
+/// for the whole lease) can never remove a lock whose holder is about to commit.
+pub const COMMIT_MARGIN_NANOS: u64 = 1_000_000_000;
+/// How long a writer waits for the lock before giving up with `busy`. Longer than the
+/// lease, so a lock left by a killed writer is always recovered within one wait.
+pub const WAIT_NANOS: u64 = 5_000_000_000;
+/// The lease of the short-lived lock that serialises breakers of a stale lock.
+pub const BREAK_LEASE_NANOS: u64 = 1_000_000_000;
+
+/// `.MEMORY.md.lock`: exists while a writer holds the lock for MEMORY.md.
+pub fn lock_name(file: MemoryFile) -> String {
+    format!(".{}.lock", file.file_name())
+}
+
+/// `.MEMORY.md.lock.break`: held (briefly) by whoever removes a stale lock.
+pub fn break_lock_name(file: MemoryFile) -> String {
+    format!(".{}.lock.break", file.file_name())
+}
+
+/// `.MEMORY.md.{16 hex}.tmp`: a writer's temporary file.
+pub fn temp_name(file: MemoryFile, random: u64) -> String {
+    format!(".{}.{random:016x}.tmp", file.file_name())
+}
+
+/// Whether `name` is a temporary file of `file` (any writer's, any age).
+pub fn is_temp_of(file: MemoryFile, name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|rest| rest.strip_prefix(file.file_name()))
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Whether a lock taken at `taken_nanos` (wall clock) has expired at `now_nanos`.
+pub fn lease_expired(taken_nanos: u64, now_nanos: u64, lease_nanos: u64) -> bool {
+    now_nanos > taken_nanos.saturating_add(lease_nanos)
+}
+
+/// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`.
+pub fn may_commit(taken_nanos: u64, now_nanos: u64) -> bool {
+    now_nanos < taken_nanos.saturating_add(LEASE_NANOS - COMMIT_MARGIN_NANOS)
+}
+
+/// The pause before attempt `attempt` (0-based) to take a busy lock: 1 ms doubling to
+/// 32 ms, scaled by `jitter` in [0.5, 1.5) so waiting writers do not move in step.
+pub fn backoff_nanos(attempt: u32, jitter: f64) -> u64 {
+    let base = 1_000_000u64 << attempt.min(5);
+    (base as f64 * jitter.clamp(0.5, 1.5)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(lock_name(MemoryFile::User), ".USER.md.lock");
+        assert_eq!(break_lock_name(MemoryFile::Memory), ".MEMORY.md.lock.break");
+        let temp = temp_name(MemoryFile::Memory, 0xabc);
+        assert_eq!(temp, ".MEMORY.md.0000000000000abc.tmp");
+        assert!(is_temp_of(MemoryFile::Memory, &temp));
+        assert!(!is_temp_of(MemoryFile::User, &temp));
+        assert!(!is_temp_of(MemoryFile::Memory, ".MEMORY.md.lock"));
+        assert!(!is_temp_of(MemoryFile::Memory, ".MEMORY.md.xyz.tmp"));
+    }
+
+    #[test]
+    fn a_holder_stops_committing_well_before_breakers_may_break() {
+        let taken = 10_000_000_000;
+        assert!(may_commit(
+            taken,
+            taken + LEASE_NANOS - COMMIT_MARGIN_NANOS - 1
+        ));
+        assert!(!may_commit(
+            taken,
+            taken + LEASE_NANOS - COMMIT_MARGIN_NANOS
+        ));
+        assert!(!lease_expired(taken, taken + LEASE_NANOS, LEASE_NANOS));
+        assert!(lease_expired(taken, taken + LEASE_NANOS + 1, LEASE_NANOS));
+        const { assert!(WAIT_NANOS > LEASE_NANOS) };
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        assert_eq!(backoff_nanos(0, 1.0), 1_000_000);
+        assert_eq!(backoff_nanos(3, 1.0), 8_000_000);
+        assert_eq!(backoff_nanos(40, 1.0), 32_000_000);
+        assert_eq!(backoff_nanos(0, 9.0), 1_500_000);
+    }
+}
