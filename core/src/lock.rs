@@ -20,6 +20,13 @@ pub fn lock_name(file: MemoryFile) -> String {
     format!(".{}.lock", file.file_name())
 }
 
+/// `.MEMORY.md.lock.{16 hex}`: a would-be holder's lock file, complete with its owner
+/// token, before it is hard-linked into place as the lock (so the lock never exists
+/// without its owner written in it).
+pub fn pending_lock_name(file: MemoryFile, token: u64) -> String {
+    format!(".{}.lock.{token:016x}", file.file_name())
+}
+
 /// `.MEMORY.md.lock.break`: held (briefly) by whoever removes a stale lock.
 pub fn break_lock_name(file: MemoryFile) -> String {
     format!(".{}.lock.break", file.file_name())
@@ -32,10 +39,17 @@ pub fn temp_name(file: MemoryFile, random: u64) -> String {
 
 /// Whether `name` is a temporary file of `file` (any writer's, any age).
 pub fn is_temp_of(file: MemoryFile, name: &str) -> bool {
-    name.strip_prefix('.')
-        .and_then(|rest| rest.strip_prefix(file.file_name()))
-        .and_then(|rest| rest.strip_prefix('.'))
-        .and_then(|rest| rest.strip_suffix(".tmp"))
+    token_between(name, &format!(".{}.", file.file_name()), ".tmp")
+}
+
+/// Whether `name` is a pending lock file of `file` (any would-be holder's, any age).
+pub fn is_pending_lock_of(file: MemoryFile, name: &str) -> bool {
+    token_between(name, &format!(".{}.lock.", file.file_name()), "")
+}
+
+fn token_between(name: &str, prefix: &str, suffix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(suffix))
         .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
@@ -63,6 +77,10 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(lock_name(MemoryFile::User), ".USER.md.lock");
+        assert_eq!(
+            pending_lock_name(MemoryFile::User, 0xff),
+            ".USER.md.lock.00000000000000ff"
+        );
         assert_eq!(break_lock_name(MemoryFile::Memory), ".MEMORY.md.lock.break");
         let temp = temp_name(MemoryFile::Memory, 0xabc);
         assert_eq!(temp, ".MEMORY.md.0000000000000abc.tmp");
@@ -70,6 +88,14 @@ mod tests {
         assert!(!is_temp_of(MemoryFile::User, &temp));
         assert!(!is_temp_of(MemoryFile::Memory, ".MEMORY.md.lock"));
         assert!(!is_temp_of(MemoryFile::Memory, ".MEMORY.md.xyz.tmp"));
+        let pending = pending_lock_name(MemoryFile::Memory, 7);
+        assert!(is_pending_lock_of(MemoryFile::Memory, &pending));
+        assert!(!is_pending_lock_of(MemoryFile::User, &pending));
+        assert!(!is_pending_lock_of(
+            MemoryFile::Memory,
+            ".MEMORY.md.lock.break"
+        ));
+        assert!(!is_temp_of(MemoryFile::Memory, &pending));
     }
 
     #[test]

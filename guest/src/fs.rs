@@ -1,14 +1,14 @@
 //! The WASI layer: one read of a memory file, and an atomic replace, inside the `.metis`
 //! preopen. Symlinks are never followed, so nothing outside `.metis/` is ever reached.
 
-use metis_memory_core::lock::{is_temp_of, temp_name};
+use metis_memory_core::lock::{LEASE_NANOS, is_pending_lock_of, is_temp_of, temp_name};
 use metis_memory_core::{MemoryFile, StoreError};
 use wasip2::filesystem::preopens::get_directories;
 use wasip2::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
 
-use crate::lock::{WriteLock, owner_token};
+use crate::lock::{WriteLock, is_stale, owner_token};
 
 /// The guest path the host pre-opens the workspace's `.metis/` at.
 const METIS_DIR: &str = ".metis";
@@ -95,7 +95,7 @@ impl MetisDir {
         lock: &WriteLock<'_>,
     ) -> Result<(), StoreError> {
         let dir = self.writable(file)?;
-        remove_stale_temps(dir, file);
+        remove_leftovers(dir, file);
         let (temp_name, temp) = create_temp(dir, file)?;
         let written = write_all(&temp, bytes)
             .and_then(|()| temp.sync())
@@ -149,14 +149,17 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
     Err(io_error(file, "create temporary file", last))
 }
 
-/// Removes the temporary files of `file` that crashed or trapped writers left behind.
-/// Only the lock holder writes temporary files, so under the lock every one is stale.
-fn remove_stale_temps(dir: &Descriptor, file: MemoryFile) {
+/// Removes what crashed or trapped writers of `file` left behind. Only the lock holder
+/// writes temporary files, so under the lock every one is stale; a pending lock file is
+/// another writer's attempt in progress unless it is older than a lease.
+fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
     let Ok(entries) = dir.read_directory() else {
         return;
     };
     while let Ok(Some(entry)) = entries.read_directory_entry() {
-        if is_temp_of(file, &entry.name) {
+        if is_temp_of(file, &entry.name)
+            || (is_pending_lock_of(file, &entry.name) && is_stale(dir, &entry.name, LEASE_NANOS))
+        {
             let _ = dir.unlink_file_at(&entry.name);
         }
     }

@@ -106,8 +106,11 @@ fn write_file(
         file,
         message: "internal: a write was planned without reading the file".into(),
     })?;
+    // Everything the caller is told is computed before the rename: once the new bytes
+    // are in place, as little as possible remains that could fail or trap.
+    let result = planned.result();
     dir.replace(file, &planned.after, &lock)?;
-    Ok(planned.result())
+    Ok(result)
 }
 
 impl From<MemoryFile> for core::MemoryFile {

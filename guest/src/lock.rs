@@ -8,7 +8,7 @@ use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
     BREAK_LEASE_NANOS, LEASE_NANOS, WAIT_NANOS, backoff_nanos, break_lock_name, lease_expired,
-    lock_name, may_commit,
+    lock_name, may_commit, pending_lock_name,
 };
 use wasip2::clocks::{monotonic_clock, wall_clock};
 use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
@@ -33,30 +33,13 @@ impl<'a> WriteLock<'a> {
     /// way; `busy` if it stays held by a live writer.
     pub fn acquire(dir: &'a Descriptor, file: MemoryFile) -> Result<Self, StoreError> {
         let name = lock_name(file);
+        let token = owner_token();
         let deadline = monotonic_clock::now().saturating_add(WAIT_NANOS);
         for attempt in 0.. {
-            match create_exclusive(dir, &name) {
-                Ok(fd) => {
-                    // Who holds it, so a host can remove it after this instance traps.
-                    let _ = fd.write(format!("{:016x}\n", owner_token()).as_bytes(), 0);
-                    let identity = fd
-                        .metadata_hash()
-                        .map(|h| (h.lower, h.upper))
-                        .map_err(|c| io_error(file, "stat lock", c))?;
-                    let stat = fd.stat().map_err(|c| io_error(file, "stat lock", c))?;
-                    let taken_nanos = stat
-                        .data_modification_timestamp
-                        .map_or_else(wall_now, nanos);
-                    return Ok(WriteLock {
-                        dir,
-                        file,
-                        identity,
-                        taken_nanos,
-                    });
-                }
-                Err(ErrorCode::Exist) => break_if_stale(dir, file),
-                Err(code) => return Err(io_error(file, "create lock", code)),
+            if let Some(lock) = Self::try_take(dir, file, &name, token)? {
+                return Ok(lock);
             }
+            break_if_stale(dir, file);
             if monotonic_clock::now() >= deadline {
                 return Err(StoreError::Busy { file });
             }
@@ -65,6 +48,43 @@ impl<'a> WriteLock<'a> {
             monotonic_clock::subscribe_duration(backoff_nanos(attempt, jitter)).block();
         }
         unreachable!("the loop returns")
+    }
+
+    /// One attempt: write our owner token to a pending file of our own, then hard-link
+    /// it into place as the lock, which fails if a lock exists. The lock thus appears
+    /// atomically with its owner in it, and its modification time is this attempt's.
+    fn try_take(
+        dir: &'a Descriptor,
+        file: MemoryFile,
+        name: &str,
+        token: u64,
+    ) -> Result<Option<Self>, StoreError> {
+        let pending = pending_lock_name(file, token);
+        let fd = create_exclusive(dir, &pending).map_err(|c| io_error(file, "create lock", c))?;
+        let taken = fd
+            .write(format!("{token:016x}\n").as_bytes(), 0)
+            .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name));
+        let lock = match taken {
+            Ok(()) => {
+                let identity = fd.metadata_hash().map(|h| (h.lower, h.upper));
+                let stat = fd.stat();
+                identity.and_then(|identity| {
+                    let taken_nanos = stat?
+                        .data_modification_timestamp
+                        .map_or_else(wall_now, nanos);
+                    Ok(Some(WriteLock {
+                        dir,
+                        file,
+                        identity,
+                        taken_nanos,
+                    }))
+                })
+            }
+            Err(ErrorCode::Exist) => Ok(None),
+            Err(code) => Err(code),
+        };
+        let _ = dir.unlink_file_at(&pending);
+        lock.map_err(|c| io_error(file, "take lock", c))
     }
 
     /// Whether we still hold the lock with enough lease left to commit; checked right
@@ -118,6 +138,11 @@ fn break_if_stale(dir: &Descriptor, file: MemoryFile) {
         }
         Err(_) => {}
     }
+}
+
+/// Whether the file `name` is older than `lease_nanos`.
+pub fn is_stale(dir: &Descriptor, name: &str, lease_nanos: u64) -> bool {
+    stale_identity(dir, name, lease_nanos).is_some()
 }
 
 /// The identity of the file `name` if it is older than `lease_nanos`.

@@ -199,6 +199,7 @@ impl Workspace {
             if fs::read_to_string(&lock).is_ok_and(|held_by| held_by.trim() == token) {
                 let _ = fs::remove_file(&lock);
             }
+            let _ = fs::remove_file(metis.join(core::lock::pending_lock_name(file, owner)));
             let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
         }
     }

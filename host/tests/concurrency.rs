@@ -1,0 +1,174 @@
+//! CONTRACT §8.4: concurrent writers lose nothing; the lock's busy and stale cases.
+
+mod common;
+
+use std::collections::HashMap;
+use std::fs;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{EMPTY_SHA256, TestWorkspace, sha256_hex, store_error};
+use metis_memory::{MemoryFile, StoreError};
+use serde_json::Value;
+
+const M: MemoryFile = MemoryFile::Memory;
+const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
+const LOCK: &str = ".MEMORY.md.lock";
+/// The lock's lease (core::lock::LEASE_NANOS).
+const LEASE: Duration = Duration::from_secs(3);
+
+/// Plants a lock file as a writer that is gone would leave it, `age` old.
+fn plant(t: &TestWorkspace, name: &str, age: Duration) {
+    fs::create_dir_all(t.metis()).unwrap();
+    let path = t.metis().join(name);
+    fs::write(&path, "0123456789abcdef\n").unwrap();
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+}
+
+#[test]
+fn concurrent_writer_processes_lose_no_entry() {
+    const WRITERS: usize = 4;
+    const ADDS: usize = 15;
+    let t = TestWorkspace::new();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let root = t.root().to_owned();
+            thread::spawn(move || {
+                (0..ADDS)
+                    .map(|i| {
+                        let tag = format!("writer{w}-entry{i:02}");
+                        let out = Command::new(BIN)
+                            .arg("--workspace")
+                            .arg(&root)
+                            .args(["--json", "add", "MEMORY.md", &tag])
+                            .output()
+                            .unwrap();
+                        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+                        (tag, out.status.success(), json)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+
+    // Every success names the state it was based on; no two may share one (that would be
+    // a lost update), and following them from the empty file must give the final file.
+    let mut next: HashMap<String, (String, String)> = HashMap::new();
+    let mut busy = 0;
+    for writer in writers {
+        for (tag, ok, json) in writer.join().unwrap() {
+            if !ok {
+                assert_eq!(json["error"]["kind"], "busy", "{json}");
+                busy += 1;
+                continue;
+            }
+            let before = json["before_hash"].as_str().unwrap().to_owned();
+            let after = json["after_hash"].as_str().unwrap().to_owned();
+            let previous = next.insert(before.clone(), (tag.clone(), after));
+            assert!(
+                previous.is_none(),
+                "two writes were based on state {before}"
+            );
+        }
+    }
+    let successes = next.len();
+    let mut hash = EMPTY_SHA256.to_owned();
+    let mut order = Vec::new();
+    while let Some((tag, after)) = next.remove(&hash) {
+        order.push(tag);
+        hash = after;
+    }
+    assert!(next.is_empty(), "writes off the hash chain: {next:?}");
+    let final_bytes = t.bytes(M).unwrap();
+    assert_eq!(hash, sha256_hex(&final_bytes));
+    let lines: Vec<&str> = std::str::from_utf8(&final_bytes).unwrap().lines().collect();
+    assert_eq!(lines, order);
+    assert_eq!(successes + busy, WRITERS * ADDS);
+    assert_eq!(
+        t.metis_names(),
+        ["MEMORY.md"],
+        "no lock or temporary file left"
+    );
+    eprintln!("{WRITERS} writer processes, {successes} adds landed in chain order, {busy} busy");
+}
+
+#[test]
+fn a_live_lock_makes_a_writer_busy_and_changes_nothing() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    plant(&t, LOCK, Duration::ZERO);
+    let before = t.snapshot();
+    // The lock stays live throughout the wait: keep renewing it as its holder would.
+    let lock = t.metis().join(LOCK);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let renewer = {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let file = fs::File::options().write(true).open(&lock).unwrap();
+                file.set_modified(SystemTime::now()).unwrap();
+                thread::park_timeout(Duration::from_millis(100));
+            }
+        })
+    };
+    let (error, message) = store_error(t.ws.add_entry(M, "blocked"));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    renewer.thread().unpark();
+    renewer.join().unwrap();
+    assert_eq!(error, StoreError::Busy);
+    assert_eq!(
+        message,
+        "MEMORY.md is being written by another process; try again"
+    );
+    let after = t.snapshot();
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"kept\n");
+}
+
+#[test]
+fn a_lock_left_by_a_killed_writer_is_recovered_after_its_lease() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    plant(&t, LOCK, Duration::ZERO);
+    let started = Instant::now();
+    t.ws.add_entry(M, "after the lease").unwrap();
+    assert!(
+        started.elapsed() >= LEASE,
+        "the lock was broken before its lease ran out"
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"kept\nafter the lease\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+#[test]
+fn an_expired_lock_is_broken_at_once() {
+    let t = TestWorkspace::new();
+    plant(&t, LOCK, LEASE * 3);
+    t.ws.add_entry(M, "x").unwrap();
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+#[test]
+fn a_break_lock_left_by_a_killed_breaker_is_recovered() {
+    let t = TestWorkspace::new();
+    plant(&t, LOCK, LEASE * 3);
+    plant(&t, ".MEMORY.md.lock.break", LEASE * 3);
+    t.ws.add_entry(M, "x").unwrap();
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+#[test]
+fn a_lock_on_one_file_does_not_block_the_other() {
+    let t = TestWorkspace::new();
+    plant(&t, LOCK, Duration::ZERO);
+    let started = Instant::now();
+    t.ws.add_entry(MemoryFile::User, "independent").unwrap();
+    assert!(started.elapsed() < LEASE);
+    // Reads never wait for the lock either.
+    assert_eq!(t.ws.read(M).unwrap(), "");
+}
