@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::{Edit, MemoryFile, WriteResult};
@@ -122,17 +122,16 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
         ));
     };
     let invalid = |problem: String| format!("invalid input for {name}: {problem}");
-    let value: Value =
-        serde_json::from_str(input).map_err(|e| invalid(format!("not valid JSON ({e})")))?;
-    if !value.is_object() {
-        return Err(invalid(format!(
-            "expected a JSON object, got {}",
-            type_name(&value)
-        )));
-    }
-    // Read again keeping every key: a repeated property is refused, not silently resolved.
-    let Properties(given) =
-        serde_json::from_str(input).map_err(|e| invalid(format!("not valid JSON ({e})")))?;
+    // One streaming pass that keeps only what validation needs: property names and string
+    // values. Anything else is skipped as it is read, so memory stays bounded by the
+    // input's size whatever its shape.
+    let given = match serde_json::from_str::<Input>(input) {
+        Err(e) => return Err(invalid(format!("not valid JSON ({e})"))),
+        Ok(Input::Other(kind)) => {
+            return Err(invalid(format!("expected a JSON object, got {kind}")));
+        }
+        Ok(Input::Object(members)) => members,
+    };
 
     let mut problems = Vec::new();
     let mut strings: Vec<&str> = Vec::with_capacity(expected.len());
@@ -143,7 +142,7 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
             (Some(_), Some(_)) => {
                 problems.push(format!("{} is given more than once", quoted(property)))
             }
-            (Some((_, Value::String(text))), None) => {
+            (Some((_, Json::String(text))), None) => {
                 if property == "file" && MemoryFile::from_name(text).is_none() {
                     problems.push(format!(
                         "{} must be one of \"MEMORY.md\", \"USER.md\", got {}",
@@ -155,11 +154,9 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
                 }
                 strings.push(text);
             }
-            (Some((_, other)), None) => problems.push(format!(
-                "{} must be a string, got {}",
-                quoted(property),
-                type_name(other)
-            )),
+            (Some((_, Json::Other(kind))), None) => {
+                problems.push(format!("{} must be a string, got {kind}", quoted(property)))
+            }
         }
     }
     for (key, _) in &given {
@@ -249,17 +246,6 @@ pub fn events(operation: Operation, result: &WriteResult) -> Vec<MemoryEvent> {
     events
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// `text` as a JSON string for a message, cut short if long: error messages go to the
 /// model and must stay small whatever the input.
 fn quoted(text: &str) -> String {
@@ -270,26 +256,91 @@ fn quoted(text: &str) -> String {
     }
 }
 
-/// A JSON object's members in input order, duplicates kept.
-struct Properties(Vec<(String, Value)>);
+/// A tool input as validation sees it: an object's members in input order (duplicates
+/// kept), or the kind of JSON value it is instead.
+enum Input {
+    Object(Vec<(String, Json)>),
+    Other(&'static str),
+}
 
-impl<'de> Deserialize<'de> for Properties {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct PropertiesVisitor;
-        impl<'de> Visitor<'de> for PropertiesVisitor {
-            type Value = Properties;
+/// A property's value: a string, or the kind of JSON value it is instead.
+enum Json {
+    String(String),
+    Other(&'static str),
+}
+
+/// Turns any JSON value into `T`'s verdict on its kind, skipping nested contents.
+macro_rules! kind_visitor {
+    ($visitor:ident, $out:ty, $string:expr, $object:expr, $other:expr) => {
+        struct $visitor;
+        impl<'de> Visitor<'de> for $visitor {
+            type Value = $out;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("any JSON value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Properties, A::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry::<String, Value>()? {
-                    members.push(member);
-                }
-                Ok(Properties(members))
+            fn visit_bool<E>(self, _: bool) -> Result<$out, E> {
+                Ok($other("boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<$out, E> {
+                Ok($other("number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<$out, E> {
+                Ok($other("number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<$out, E> {
+                Ok($other("number"))
+            }
+            fn visit_unit<E>(self) -> Result<$out, E> {
+                Ok($other("null"))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<$out, E> {
+                Ok($string(text))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<$out, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok($other("array"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$out, A::Error> {
+                $object(map)
             }
         }
-        deserializer.deserialize_map(PropertiesVisitor)
+    };
+}
+
+kind_visitor!(
+    InputVisitor,
+    Input,
+    |_: &str| Input::Other("string"),
+    |mut map: A| {
+        let mut members = Vec::new();
+        while let Some(member) = map.next_entry::<String, Json>()? {
+            members.push(member);
+        }
+        Ok(Input::Object(members))
+    },
+    Input::Other
+);
+
+kind_visitor!(
+    JsonVisitor,
+    Json,
+    |text: &str| Json::String(text.to_owned()),
+    |mut map: A| {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Json::Other("object"))
+    },
+    Json::Other
+);
+
+impl<'de> Deserialize<'de> for Input {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(InputVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
     }
 }
 

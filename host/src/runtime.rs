@@ -106,6 +106,7 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
 /// A trap anywhere in `f` becomes [`Error::Trap`] with the guest's stderr attached.
 pub(crate) fn with_instance<R>(
     metis_dir: Option<&Path>,
+    read_only: bool,
     limits: Limits,
     owner: u64,
     f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
@@ -116,7 +117,12 @@ pub(crate) fn with_instance<R>(
     wasi.stderr(stderr.clone());
     wasi.env(OWNER_ENV, format!("{owner:016x}"));
     if let Some(dir) = metis_dir {
-        wasi.preopened_dir(dir, GUEST_METIS_DIR, FsPerms::ReadWrite)
+        let perms = if read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        };
+        wasi.preopened_dir(dir, GUEST_METIS_DIR, perms)
             .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.display())))?;
     }
     let ctx = Ctx {

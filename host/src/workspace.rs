@@ -16,6 +16,7 @@ use metis_memory_core as core;
 pub struct Workspace {
     root: PathBuf,
     limits: Limits,
+    read_only: bool,
 }
 
 /// Whether a call may create `.metis/`: only writes may, reads never do.
@@ -31,12 +32,21 @@ impl Workspace {
         Workspace {
             root: root.into(),
             limits: Limits::default(),
+            read_only: false,
         }
     }
 
     /// The same workspace, with calls run under `limits`.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The same workspace, with `.metis/` pre-opened read-only: reads work, every write
+    /// fails with an `io` error and changes nothing (for agents that may consult memory
+    /// but not edit it).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
         self
     }
 
@@ -120,7 +130,7 @@ impl Workspace {
 
     /// The three memory tools, ready for an LLM API.
     pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, Error> {
-        with_instance(None, self.limits, owner_token(), |store, memory| {
+        with_instance(None, true, self.limits, owner_token(), |store, memory| {
             memory.metis_memory_tools().call_definitions(store)
         })
     }
@@ -129,10 +139,12 @@ impl Workspace {
     /// input, unknown tool, a write the store rejected) is [`Error::Tool`], and changes
     /// nothing on disk.
     pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
-        let created = self.create_metis_dir()?;
+        let (present, created) = self.prepare(Access::Write)?;
         let owner = owner_token();
+        let metis_dir = self.metis_dir();
         let outcome = with_instance(
-            Some(&self.metis_dir()),
+            present.then_some(&metis_dir),
+            self.read_only,
             self.limits,
             owner,
             |store, memory| memory.metis_memory_tools().call_call(store, name, input),
@@ -149,13 +161,11 @@ impl Workspace {
         op: impl FnOnce(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
     ) -> Result<T, Error> {
         let metis_dir = self.metis_dir();
-        let (present, created) = match access {
-            Access::Read => (self.existing_metis_dir()?, false),
-            Access::Write => (true, self.create_metis_dir()?),
-        };
+        let (present, created) = self.prepare(access)?;
         let owner = owner_token();
         let outcome = with_instance(
             present.then_some(&metis_dir),
+            self.read_only,
             self.limits,
             owner,
             |store, memory: &Memory| {
@@ -201,6 +211,16 @@ impl Workspace {
             }
             let _ = fs::remove_file(metis.join(core::lock::pending_lock_name(file, owner)));
             let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
+        }
+    }
+
+    /// Whether `.metis/` is there to pre-open, and whether this call created it: only a
+    /// write to a writable workspace creates it.
+    fn prepare(&self, access: Access) -> Result<(bool, bool), Error> {
+        if access == Access::Write && !self.read_only {
+            Ok((true, self.create_metis_dir()?))
+        } else {
+            Ok((self.existing_metis_dir()?, false))
         }
     }
 
