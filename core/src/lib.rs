@@ -10,6 +10,7 @@ mod error;
 mod file;
 pub mod lock;
 mod prompt;
+pub mod scan;
 mod text;
 mod tools;
 

@@ -83,15 +83,18 @@ fn read_text(dir: &MetisDir, file: core::MemoryFile) -> Result<String, core::Sto
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    Ok(write_file(file.into(), edit)?.into())
+    Ok(write_file(file.into(), edit, |_| Ok::<(), core::StoreError>(()))?.into())
 }
 
 /// The one write path of the store and the tools: one read, the core's decision, and
 /// an atomic replace.
-fn write_file(
+///
+/// `vet` sees the new content before it is written and may refuse it (the tools' scan).
+fn write_file<E: From<core::StoreError>>(
     file: core::MemoryFile,
     edit: core::Edit<'_>,
-) -> Result<core::WriteResult, core::StoreError> {
+    vet: impl FnOnce(&str) -> Result<(), E>,
+) -> Result<core::WriteResult, E> {
     let dir = MetisDir::open();
     // The lock is taken when the edit first needs the file, so checks that come before
     // the read (an empty entry, an oversized consolidate) never wait for it.
@@ -106,6 +109,8 @@ fn write_file(
         file,
         message: "internal: a write was planned without reading the file".into(),
     })?;
+    // Every edit's new content is text: the file's text, or the caller's.
+    vet(std::str::from_utf8(&planned.after).unwrap_or_default())?;
     // Everything the caller is told is computed before the rename: once the new bytes
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();

@@ -4,8 +4,8 @@
 use metis_memory_core as core;
 
 use crate::exports::metis::memory::tools::{
-    EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ToolDefinition,
-    ToolError, ToolSuccess,
+    EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ScanPolicy,
+    ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::{Component, write_file};
 
@@ -22,26 +22,59 @@ impl Guest for Component {
     }
 
     fn call(name: String, input: String) -> Result<ToolSuccess, ToolError> {
-        let user_visible = |message: String| ToolError {
-            message,
-            is_user_visible: true,
-        };
-        let call = core::parse_tool_call(&name, &input).map_err(user_visible)?;
-        // Free the raw input before the write: it may be as large as the host allows.
-        drop(input);
-        let operation = call.operation();
-        let result =
-            write_file(call.file(), call.edit()).map_err(|e| user_visible(e.to_string()))?;
-        Ok(ToolSuccess {
-            text: core::success_text(operation, &result),
-            operation: operation.into(),
-            events: core::events(operation, &result)
-                .into_iter()
-                .map(MemoryEvent::from)
-                .collect(),
-            result: result.into(),
-        })
+        call_scanned(&name, input, core::scan::ScanPolicy::ALL)
     }
+
+    fn call_with_policy(
+        name: String,
+        input: String,
+        policy: ScanPolicy,
+    ) -> Result<ToolSuccess, ToolError> {
+        let policy = core::scan::ScanPolicy {
+            invisible_characters: policy.invisible_characters,
+            injection_patterns: policy.injection_patterns,
+        };
+        call_scanned(&name, input, policy)
+    }
+}
+
+/// A refused tool call's message: what the model is told.
+struct Refusal(String);
+
+impl From<core::StoreError> for Refusal {
+    fn from(error: core::StoreError) -> Self {
+        Refusal(error.to_string())
+    }
+}
+
+fn call_scanned(
+    name: &str,
+    input: String,
+    policy: core::scan::ScanPolicy,
+) -> Result<ToolSuccess, ToolError> {
+    let refused = |Refusal(message)| ToolError {
+        message,
+        is_user_visible: true,
+    };
+    let call = core::parse_tool_call(name, &input).map_err(|m| refused(Refusal(m)))?;
+    // Free the raw input before the write: it may be as large as the host allows.
+    drop(input);
+    let operation = call.operation();
+    let file = call.file();
+    let vet = |content: &str| match core::scan::scan(content, policy) {
+        Some(finding) => Err(Refusal(finding.message(file))),
+        None => Ok(()),
+    };
+    let result = write_file(file, call.edit(), vet).map_err(refused)?;
+    Ok(ToolSuccess {
+        text: core::success_text(operation, &result),
+        operation: operation.into(),
+        events: core::events(operation, &result)
+            .into_iter()
+            .map(MemoryEvent::from)
+            .collect(),
+        result: result.into(),
+    })
 }
 
 impl From<core::Operation> for Operation {

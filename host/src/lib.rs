@@ -29,8 +29,8 @@ pub mod bindings {
 }
 
 pub use bindings::exports::metis::memory::tools::{
-    EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ToolDefinition,
-    ToolError, ToolSuccess,
+    EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ScanPolicy,
+    ToolDefinition, ToolError, ToolSuccess,
 };
 pub use bindings::metis::memory::types::{
     HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
@@ -52,6 +52,16 @@ impl StoreError {
             StoreError::NotARegularFile(_) => "not-a-regular-file",
             StoreError::Busy => "busy",
             StoreError::Io(_) => "io",
+        }
+    }
+}
+
+impl Default for ScanPolicy {
+    /// Both parts of the memory poisoning scan on.
+    fn default() -> Self {
+        ScanPolicy {
+            invisible_characters: true,
+            injection_patterns: true,
         }
     }
 }

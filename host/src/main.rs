@@ -98,6 +98,9 @@ enum Command {
         /// The tool input as JSON; `-` or nothing reads it from stdin
         #[arg(allow_hyphen_values = true)]
         input: Option<String>,
+        /// Skip the memory poisoning scan (hidden characters, injection patterns)
+        #[arg(long)]
+        no_scan: bool,
     },
     /// Write the embedded WebAssembly component, for hosts in other languages
     /// (wasmtime-py, jco) or for `wasm-tools component wit`
@@ -164,12 +167,20 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         Command::Prompt { base } => out.prompt(&ws.assemble_system_prompt(&base)?),
         Command::Status => out.status(ws)?,
         Command::Tools => out.tool_definitions(&ws.tool_definitions()?),
-        Command::Call { tool, input } => {
+        Command::Call {
+            tool,
+            input,
+            no_scan,
+        } => {
             let input = match input.as_deref() {
                 None | Some("-") => read_stdin()?,
                 Some(json) => json.to_owned(),
             };
-            match ws.call_tool(&tool, &input) {
+            let policy = metis_memory::ScanPolicy {
+                invisible_characters: !no_scan,
+                injection_patterns: !no_scan,
+            };
+            match ws.call_tool_with_policy(&tool, &input, policy) {
                 Ok(success) => out.tool_outcome(&Ok(success)),
                 Err(Error::Tool(refused)) => {
                     cli::complain!("{}", refused.message);

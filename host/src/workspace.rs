@@ -7,7 +7,9 @@ use wasmtime::Store;
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
 use crate::runtime::{Ctx, owner_token, with_instance};
-use crate::{Error, Limits, MemoryFile, StoreError, ToolDefinition, ToolSuccess, WriteResult};
+use crate::{
+    Error, Limits, MemoryFile, ScanPolicy, StoreError, ToolDefinition, ToolSuccess, WriteResult,
+};
 use metis_memory_core as core;
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
@@ -139,6 +141,17 @@ impl Workspace {
     /// input, unknown tool, a write the store rejected) is [`Error::Tool`], and changes
     /// nothing on disk.
     pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
+        self.call_tool_with_policy(name, input, ScanPolicy::default())
+    }
+
+    /// [`call_tool`](Self::call_tool) with the memory poisoning scan set by `policy`
+    /// (`ScanPolicy::default()` turns both parts on).
+    pub fn call_tool_with_policy(
+        &self,
+        name: &str,
+        input: &str,
+        policy: ScanPolicy,
+    ) -> Result<ToolSuccess, Error> {
         let (present, created) = self.prepare(Access::Write)?;
         let owner = owner_token();
         let metis_dir = self.metis_dir();
@@ -147,7 +160,11 @@ impl Workspace {
             self.read_only,
             self.limits,
             owner,
-            |store, memory| memory.metis_memory_tools().call_call(store, name, input),
+            |store, memory| {
+                memory
+                    .metis_memory_tools()
+                    .call_call_with_policy(store, name, input, policy)
+            },
         )
         .and_then(|result| result.map_err(Error::Tool));
         self.after_write(&outcome, owner, created);

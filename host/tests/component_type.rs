@@ -46,8 +46,10 @@ fn exports_store_and_tools_by_their_wit_names() {
             "memory-event",
             "tool-success",
             "tool-error",
+            "scan-policy",
             "definitions",
             "call",
+            "call-with-policy",
         ])
     );
     assert_eq!(

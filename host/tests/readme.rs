@@ -4,13 +4,18 @@
 fn readme_shows_every_wit_file_verbatim() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    for name in ["world.wit", "types.wit", "store.wit"] {
-        let wit = std::fs::read_to_string(format!("{root}/wit/{name}")).unwrap();
+    let mut shown = 0;
+    for entry in std::fs::read_dir(format!("{root}/wit")).unwrap() {
+        let path = entry.unwrap().path();
+        let wit = std::fs::read_to_string(&path).unwrap();
         assert!(
             readme.contains(&format!("```wit\n{wit}```")),
-            "README.md does not show wit/{name} as it is"
+            "README.md does not show {} as it is",
+            path.display()
         );
+        shown += 1;
     }
+    assert_eq!(shown, 4, "every WIT file is in the README");
 }
 
 #[test]
