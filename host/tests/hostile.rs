@@ -4,7 +4,7 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use common::TestWorkspace;
@@ -424,22 +424,4 @@ fn a_temporary_file_left_by_a_crash_is_removed_by_the_next_write() {
     t.ws.add_entry(M, "next").unwrap();
     assert_eq!(t.bytes(M).unwrap(), b"kept\nnext\n");
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
-}
-
-#[test]
-fn a_read_only_directory_as_seen_by_an_unprivileged_writer() {
-    // Root ignores directory permissions; the pre-open decides instead, so this checks
-    // the mode bits only when they can bite.
-    let t = TestWorkspace::new();
-    t.put(M, "kept\n");
-    fs::set_permissions(t.metis(), fs::Permissions::from_mode(0o500)).unwrap();
-    let probe = t.metis().join("probe");
-    let privileged = fs::write(&probe, "").is_ok();
-    let _ = fs::remove_file(&probe);
-    let outcome = t.ws.add_entry(M, "x");
-    fs::set_permissions(t.metis(), fs::Permissions::from_mode(0o700)).unwrap();
-    if !privileged {
-        assert!(matches!(outcome, Err(Error::Store { .. })), "{outcome:?}");
-        assert_eq!(t.bytes(M).unwrap(), b"kept\n");
-    }
 }
