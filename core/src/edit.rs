@@ -1,3 +1,5 @@
+use alloc::string::String;
+use alloc::vec::Vec;
 use sha2::{Digest, Sha256};
 
 use crate::text::{decode_utf8, python_strip};
@@ -52,7 +54,7 @@ impl PlannedWrite {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    use core::fmt::Write;
     Sha256::digest(bytes)
         .iter()
         .fold(String::with_capacity(64), |mut hex, byte| {
@@ -139,6 +141,8 @@ pub fn plan_write(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::prelude::rust_2024::*;
+    use std::vec;
 
     const M: MemoryFile = MemoryFile::Memory;
     const U: MemoryFile = MemoryFile::User;
@@ -153,7 +157,7 @@ mod tests {
     }
 
     fn never_read() -> Result<Vec<u8>, StoreError> {
-        panic!("the file must not be read")
+        core::panic!("the file must not be read")
     }
 
     #[test]

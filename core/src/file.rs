@@ -1,4 +1,4 @@
-use std::fmt;
+use core::fmt;
 
 /// One of the two memory files of a workspace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,6 +5,12 @@
 //! unit-tested natively. The component in `guest/` only adds the WASI reads and the
 //! atomic write around these functions.
 
+#![no_std]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
 mod edit;
 mod error;
 mod file;

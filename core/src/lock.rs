@@ -1,6 +1,9 @@
 //! The cross-process write lock's names and timing (the protocol is in the README's
 //! "Concurrent writers" section; the guest's `lock.rs` carries it out).
 
+use alloc::format;
+use alloc::string::String;
+
 use crate::MemoryFile;
 
 /// How long a lock is good for, counted from its file's modification time. A writer
@@ -73,6 +76,7 @@ pub fn backoff_nanos(attempt: u32, jitter: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::prelude::rust_2024::*;
 
     #[test]
     fn names() {

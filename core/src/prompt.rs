@@ -1,3 +1,8 @@
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use crate::text::{python_rstrip, python_strip};
 
 /// The system prompt: `base` (trailing whitespace removed), then the USER.md section, then
@@ -22,6 +27,7 @@ pub fn assemble_system_prompt(base: &str, user_md: &str, memory_md: &str) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::prelude::rust_2024::*;
 
     #[test]
     fn omits_empty_sections() {

@@ -2,6 +2,10 @@
 //! prompt, so what the model writes there is checked for hidden characters and for a
 //! small set of prompt-injection and exfiltration patterns, each with a stable id.
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
 
@@ -372,6 +376,7 @@ fn exfiltration_image(text: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::prelude::rust_2024::*;
 
     fn id(text: &str) -> Option<&'static str> {
         scan(text, ScanPolicy::ALL).map(|f| f.id)

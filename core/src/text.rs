@@ -18,7 +18,7 @@ pub(crate) fn python_rstrip(s: &str) -> &str {
 
 /// The file's bytes as text, or `InvalidUtf8` with the offset of the first bad byte.
 pub fn decode_utf8(file: MemoryFile, bytes: &[u8]) -> Result<&str, StoreError> {
-    std::str::from_utf8(bytes).map_err(|e| StoreError::InvalidUtf8 {
+    core::str::from_utf8(bytes).map_err(|e| StoreError::InvalidUtf8 {
         file,
         offset: e.valid_up_to() as u64,
     })
@@ -27,6 +27,7 @@ pub fn decode_utf8(file: MemoryFile, bytes: &[u8]) -> Result<&str, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::prelude::rust_2024::*;
 
     #[test]
     fn strips_python_whitespace_set() {

@@ -1,7 +1,12 @@
 //! The LLM tool layer: definitions, input validation against the schemas, result texts
 //! and events (CONTRACT §5 and §6).
 
-use std::fmt;
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -347,6 +352,8 @@ impl<'de> Deserialize<'de> for Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::format;
+    use std::prelude::rust_2024::*;
 
     fn err(name: &str, input: &str) -> String {
         parse_tool_call(name, input).unwrap_err()

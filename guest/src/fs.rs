@@ -1,6 +1,10 @@
 //! The WASI layer: one read of a memory file, and an atomic replace, inside the `.metis`
 //! preopen. Symlinks are never followed, so nothing outside `.metis/` is ever reached.
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use metis_memory_core::lock::{LEASE_NANOS, is_pending_lock_of, is_temp_of, temp_name};
 use metis_memory_core::{MemoryFile, StoreError};
 use wasip2::filesystem::preopens::get_directories;

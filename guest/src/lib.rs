@@ -1,9 +1,16 @@
 //! The metis-memory component: the `store` interface of `wit/`, implemented as the pure
 //! decisions of `metis-memory-core` around one read and one atomic write through WASI.
 
+#![no_std]
+
+extern crate alloc;
+
 mod fs;
 mod lock;
+mod no_std;
 mod tools;
+
+use alloc::string::{String, ToString};
 
 use fs::MetisDir;
 use metis_memory_core as core;
@@ -110,7 +117,7 @@ fn write_file<E: From<core::StoreError>>(
         message: "internal: a write was planned without reading the file".into(),
     })?;
     // Every edit's new content is text: the file's text, or the caller's.
-    vet(std::str::from_utf8(&planned.after).unwrap_or_default())?;
+    vet(::core::str::from_utf8(&planned.after).unwrap_or_default())?;
     // Everything the caller is told is computed before the rename: once the new bytes
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();

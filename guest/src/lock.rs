@@ -4,6 +4,8 @@
 //! wasi:filesystem 0.2 has no locks, so everything here is built from operations every
 //! host implements atomically: exclusive create, unlink, stat and file identity.
 
+use alloc::format;
+
 use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
@@ -157,9 +159,10 @@ fn stale_identity(dir: &Descriptor, name: &str, lease_nanos: u64) -> Option<Iden
 /// This call's owner token: the host's (`METIS_MEMORY_OWNER`, hex), so that it can remove
 /// this call's lock and temporary file if the instance traps; random otherwise.
 pub fn owner_token() -> u64 {
-    std::env::var("METIS_MEMORY_OWNER")
-        .ok()
-        .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
+    wasip2::cli::environment::get_environment()
+        .into_iter()
+        .find(|(name, _)| name == "METIS_MEMORY_OWNER")
+        .and_then(|(_, hex)| u64::from_str_radix(&hex, 16).ok())
         .unwrap_or_else(wasip2::random::random::get_random_u64)
 }
 

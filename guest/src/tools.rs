@@ -1,6 +1,9 @@
 //! The `tools` interface: the core's validation, texts and events around the store's
 //! write path.
 
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
 use metis_memory_core as core;
 
 use crate::exports::metis::memory::tools::{
