@@ -132,8 +132,8 @@ impl Workspace {
 
     /// The three memory tools, ready for an LLM API.
     pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, Error> {
-        with_instance(None, true, self.limits, owner_token(), |store, memory| {
-            memory.metis_memory_tools().call_definitions(store)
+        self.run(Access::Read, |store, memory| {
+            Ok(Ok(memory.metis_memory_tools().call_definitions(store)?))
         })
     }
 
@@ -152,30 +152,39 @@ impl Workspace {
         input: &str,
         policy: ScanPolicy,
     ) -> Result<ToolSuccess, Error> {
-        let (present, created) = self.prepare(Access::Write)?;
-        let owner = owner_token();
-        let metis_dir = self.metis_dir();
-        let outcome = with_instance(
-            present.then_some(&metis_dir),
-            self.read_only,
-            self.limits,
-            owner,
-            |store, memory| {
-                memory
-                    .metis_memory_tools()
-                    .call_call_with_policy(store, name, input, policy)
-            },
-        )
-        .and_then(|result| result.map_err(Error::Tool));
-        self.after_write(&outcome, owner, created);
-        outcome
+        self.run(Access::Write, |store, memory| {
+            let tools = memory.metis_memory_tools();
+            Ok(tools
+                .call_call_with_policy(store, name, input, policy)?
+                .map_err(Error::Tool))
+        })
     }
 
+    /// A `store` call about `file`; a refusal carries the component's text for it.
     fn call<T>(
         &self,
         access: Access,
         file: MemoryFile,
         op: impl FnOnce(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
+    ) -> Result<T, Error> {
+        self.run(access, |store, memory| {
+            let api = memory.metis_memory_store();
+            Ok(match op(api, store)? {
+                Ok(value) => Ok(value),
+                Err(error) => {
+                    let message = api.call_describe_error(&mut *store, file, &error)?;
+                    Err(Error::Store { error, message })
+                }
+            })
+        })
+    }
+
+    /// Runs `f` on a fresh instance that sees `.metis/` (created first for a write),
+    /// then undoes what a failed write left behind.
+    fn run<T>(
+        &self,
+        access: Access,
+        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<Result<T, Error>>,
     ) -> Result<T, Error> {
         let metis_dir = self.metis_dir();
         let (present, created) = self.prepare(access)?;
@@ -185,16 +194,7 @@ impl Workspace {
             self.read_only,
             self.limits,
             owner,
-            |store, memory: &Memory| {
-                let api = memory.metis_memory_store();
-                match op(api, store)? {
-                    Ok(value) => Ok(Ok(value)),
-                    Err(error) => {
-                        let message = api.call_describe_error(&mut *store, file, &error)?;
-                        Ok(Err(Error::Store { error, message }))
-                    }
-                }
-            },
+            f,
         )
         .and_then(|result| result);
         if access == Access::Write {
