@@ -69,11 +69,12 @@ impl Default for ScanPolicy {
 impl Operation {
     /// The name events use: `add`, `replace`, `consolidate`.
     pub fn name(self) -> &'static str {
-        match self {
-            Operation::Add => "add",
-            Operation::Replace => "replace",
-            Operation::Consolidate => "consolidate",
-        }
+        let operation = match self {
+            Operation::Add => metis_memory_core::Operation::Add,
+            Operation::Replace => metis_memory_core::Operation::Replace,
+            Operation::Consolidate => metis_memory_core::Operation::Consolidate,
+        };
+        operation.name()
     }
 }
 
@@ -98,9 +99,14 @@ impl MemoryFile {
 
     /// The file's name inside `.metis/`.
     pub fn file_name(self) -> &'static str {
+        self.core().file_name()
+    }
+
+    /// The same file in `metis-memory-core`'s terms (names and lock files).
+    pub(crate) fn core(self) -> metis_memory_core::MemoryFile {
         match self {
-            MemoryFile::Memory => "MEMORY.md",
-            MemoryFile::User => "USER.md",
+            MemoryFile::Memory => metis_memory_core::MemoryFile::Memory,
+            MemoryFile::User => metis_memory_core::MemoryFile::User,
         }
     }
 
