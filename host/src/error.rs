@@ -12,13 +12,9 @@ pub enum Error {
     /// A tool call changed nothing: its input was invalid, the tool is unknown, or the
     /// store refused the write. `message` is the text for the model.
     Tool(crate::ToolError),
-    /// The component trapped: it ran out of fuel or memory, or hit a bug. The next call
-    /// runs on a fresh instance and is not affected. `guest_stderr` is what the guest
-    /// printed before trapping, if anything.
-    Trap {
-        message: String,
-        guest_stderr: String,
-    },
+    /// The component trapped: it ran out of fuel or memory, or hit a bug (a guest panic
+    /// traps). Nothing on disk changed, and the next call runs on a fresh instance.
+    Trap(String),
     /// The workspace's `.metis/` could not be pre-opened or created (for example, it is a
     /// regular file, or the workspace is not writable).
     Workspace(String),
@@ -29,16 +25,7 @@ impl fmt::Display for Error {
         match self {
             Error::Store { message, .. } => f.write_str(message),
             Error::Tool(error) => f.write_str(&error.message),
-            Error::Trap {
-                message,
-                guest_stderr,
-            } => {
-                write!(f, "the memory component trapped: {message}")?;
-                if !guest_stderr.is_empty() {
-                    write!(f, "\nguest stderr:\n{guest_stderr}")?;
-                }
-                Ok(())
-            }
+            Error::Trap(message) => write!(f, "the memory component trapped: {message}"),
             Error::Workspace(message) => f.write_str(message),
         }
     }

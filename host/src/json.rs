@@ -41,7 +41,7 @@ pub fn error_json(error: &Error) -> Value {
             value
         }
         Error::Tool(_) => json!({ "kind": "tool-error", "message": message }),
-        Error::Trap { .. } => json!({ "kind": "trap", "message": message }),
+        Error::Trap(_) => json!({ "kind": "trap", "message": message }),
         Error::Workspace(_) => json!({ "kind": "workspace", "message": message }),
     }
 }

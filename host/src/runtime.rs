@@ -6,7 +6,6 @@ use std::sync::OnceLock;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::Error;
@@ -17,8 +16,6 @@ pub const COMPONENT_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/meti
 
 /// The guest path the workspace's `.metis/` is pre-opened at (see `wit/world.wit`).
 const GUEST_METIS_DIR: &str = ".metis";
-/// How much the guest may print to stderr (a panic message) before it is cut off.
-const GUEST_STDERR_CAPACITY: usize = 64 * 1024;
 
 /// The guest names its lock and temporary file after this token, so the host can remove
 /// them if the instance traps while holding them (see `Workspace::clean_up_after_trap`).
@@ -81,10 +78,7 @@ fn runtime() -> Result<&'static Runtime, Error> {
     RUNTIME
         .get_or_init(|| build_runtime().map_err(|e| format!("{e:?}")))
         .as_ref()
-        .map_err(|message| Error::Trap {
-            message: format!("cannot load the memory component: {message}"),
-            guest_stderr: String::new(),
-        })
+        .map_err(|message| Error::Trap(format!("cannot load the memory component: {message}")))
 }
 
 fn build_runtime() -> wasmtime::Result<Runtime> {
@@ -103,7 +97,8 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
 
 /// Runs `f` against a fresh instance that sees `metis_dir` (if any) as `.metis`.
 ///
-/// A trap anywhere in `f` becomes [`Error::Trap`] with the guest's stderr attached.
+/// A trap anywhere in `f` becomes [`Error::Trap`]. The guest is given no stdio: it is
+/// `no_std` and imports none.
 pub(crate) fn with_instance<R>(
     metis_dir: Option<&Path>,
     read_only: bool,
@@ -112,9 +107,7 @@ pub(crate) fn with_instance<R>(
     f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
 ) -> Result<R, Error> {
     let runtime = runtime()?;
-    let stderr = MemoryOutputPipe::new(GUEST_STDERR_CAPACITY);
     let mut wasi = WasiCtxBuilder::new();
-    wasi.stderr(stderr.clone());
     wasi.env(OWNER_ENV, format!("{owner:016x}"));
     if let Some(dir) = metis_dir {
         let perms = if read_only {
@@ -134,10 +127,7 @@ pub(crate) fn with_instance<R>(
     };
     let mut store = Store::new(&runtime.engine, ctx);
     store.limiter(|ctx| &mut ctx.limits);
-    let trap = |e: wasmtime::Error| Error::Trap {
-        message: format!("{e:#}"),
-        guest_stderr: String::from_utf8_lossy(&stderr.contents()).into_owned(),
-    };
+    let trap = |e: wasmtime::Error| Error::Trap(format!("{e:#}"));
     store.set_fuel(limits.fuel).map_err(trap)?;
     let instance = runtime.pre.instantiate(&mut store).map_err(trap)?;
     f(&mut store, &instance).map_err(trap)

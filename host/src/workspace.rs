@@ -207,7 +207,7 @@ impl Workspace {
     /// trapped while holding them, then a `.metis/` this call created. `remove_dir` only
     /// removes an empty directory, so anything another writer put there meanwhile stays.
     fn after_write<T>(&self, outcome: &Result<T, Error>, owner: u64, created: bool) {
-        if matches!(outcome, Err(Error::Trap { .. })) {
+        if matches!(outcome, Err(Error::Trap(_))) {
             self.clean_up_after_trap(owner);
         }
         if created && outcome.is_err() {

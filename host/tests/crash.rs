@@ -58,7 +58,7 @@ fn a_write_trapped_at_any_point_leaves_old_or_new_bytes_and_blocks_nothing() {
                 assert_eq!(bytes, NEW, "fuel {fuel}");
                 assert_eq!(result.after_hash, sha256_hex(NEW));
             }
-            Err(Error::Trap { .. }) => {
+            Err(Error::Trap(_)) => {
                 trapped += 1;
                 assert!(
                     bytes == OLD || bytes == NEW,
