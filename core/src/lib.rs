@@ -24,7 +24,7 @@ pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
 pub use error::StoreError;
 pub use file::MemoryFile;
 pub use prompt::assemble_system_prompt;
-pub use text::{decode_utf8, python_strip};
+pub use text::{decode_utf8, into_text, python_strip};
 pub use tools::{
     MemoryEvent, Operation, TOOL_DEFINITIONS, ToolCall, ToolDefinition, events, parse_tool_call,
     success_text,

@@ -1,3 +1,6 @@
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use crate::{MemoryFile, StoreError};
 
 /// Whether `c` is whitespace to Python's `str.strip()`: Unicode White_Space plus the
@@ -24,6 +27,14 @@ pub fn decode_utf8(file: MemoryFile, bytes: &[u8]) -> Result<&str, StoreError> {
     })
 }
 
+/// The file's bytes as owned text (validated once, not copied), or `InvalidUtf8`.
+pub fn into_text(file: MemoryFile, bytes: Vec<u8>) -> Result<String, StoreError> {
+    String::from_utf8(bytes).map_err(|e| StoreError::InvalidUtf8 {
+        file,
+        offset: e.utf8_error().valid_up_to() as u64,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,6 +52,10 @@ mod tests {
     #[test]
     fn utf8_offset_is_first_bad_byte() {
         let err = decode_utf8(MemoryFile::User, b"ok \xc3\xa9 \xff").unwrap_err();
+        assert_eq!(
+            into_text(MemoryFile::User, b"ok \xc3\xa9 \xff".to_vec()),
+            Err(err.clone())
+        );
         assert_eq!(
             err,
             StoreError::InvalidUtf8 {

@@ -83,10 +83,7 @@ impl Guest for Component {
 }
 
 fn read_text(dir: &MetisDir, file: core::MemoryFile) -> Result<String, core::StoreError> {
-    let bytes = dir.read(file)?;
-    core::decode_utf8(file, &bytes)?;
-    // Validated just above; the conversion cannot fail and copies nothing.
-    Ok(String::from_utf8(bytes).unwrap_or_default())
+    core::into_text(file, dir.read(file)?)
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
