@@ -181,10 +181,9 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 injection_patterns: !no_scan,
             };
             match ws.call_tool_with_policy(&tool, &input, policy) {
-                Ok(success) => out.tool_outcome(&Ok(success)),
+                Ok(success) => out.tool_success(&success),
                 Err(Error::Tool(refused)) => {
-                    cli::complain!("{}", refused.message);
-                    out.tool_outcome(&Err(refused.message));
+                    out.tool_refusal(&refused.message);
                     return Err(Failure::Refused);
                 }
                 Err(other) => return Err(other.into()),

@@ -147,6 +147,20 @@ fn status_reports_an_unreadable_file_and_still_succeeds() {
         .unwrap()
         .to_owned();
     assert!(user.contains("not valid UTF-8"), "{user}");
+
+    // Something that is not a regular file where MEMORY.md should be: shown, not fatal.
+    std::fs::create_dir(t.path(M)).unwrap();
+    let out = run(&t, &["status", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let memory = &json(&out)["files"][0];
+    assert_eq!(memory["exists"], true);
+    assert!(
+        memory["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{memory}"
+    );
 }
 
 #[test]

@@ -117,12 +117,15 @@ impl Output {
         self.print_json(Value::Array(tools));
     }
 
-    /// A tool call's outcome; always JSON, as a host would log or forward it.
-    pub fn tool_outcome(&self, outcome: &Result<ToolSuccess, String>) {
-        self.print_json(match outcome {
-            Ok(success) => tool_success_json(success),
-            Err(message) => tool_error_json(message),
-        });
+    /// A tool call that wrote; always JSON, as a host would log or forward it.
+    pub fn tool_success(&self, success: &ToolSuccess) {
+        self.print_json(tool_success_json(success));
+    }
+
+    /// A refused tool call: its text on stderr, and the outcome as JSON on stdout.
+    pub fn tool_refusal(&self, message: &str) {
+        complain!("{message}");
+        self.print_json(tool_error_json(message));
     }
 
     pub fn error(&self, error: &Error) {

@@ -17,16 +17,24 @@ pub struct FileStatus {
 
 impl FileStatus {
     pub fn of(ws: &Workspace, file: MemoryFile) -> Result<FileStatus, Error> {
-        let sha256 = match ws.read(file) {
+        let on_disk = ws
+            .exists(file)
+            .and_then(|exists| Ok((exists, ws.size_bytes(file)?)));
+        // A store refusal is shown on the file's line; anything else fails the command.
+        let (exists, size_bytes, sha256) = match (on_disk, ws.read(file)) {
             // Text the store returns is the file's exact bytes.
-            Ok(text) => Ok(hex(&Sha256::digest(text.as_bytes()))),
-            Err(Error::Store { message, .. }) => Err(message),
-            Err(other) => return Err(other),
+            (Ok((exists, size)), Ok(text)) => {
+                (exists, size, Ok(hex(&Sha256::digest(text.as_bytes()))))
+            }
+            (Ok((exists, size)), Err(Error::Store { message, .. })) => (exists, size, Err(message)),
+            // Something that is not a regular file is there: it exists, with no size.
+            (Err(Error::Store { message, .. }), _) => (true, 0, Err(message)),
+            (Err(other), _) | (_, Err(other)) => return Err(other),
         };
         Ok(FileStatus {
             file,
-            exists: ws.exists(file).unwrap_or(true),
-            size_bytes: ws.size_bytes(file).unwrap_or(0),
+            exists,
+            size_bytes,
             soft_cap: ws.soft_cap(file)?,
             hard_cap: ws.hard_cap(file)?,
             sha256,
