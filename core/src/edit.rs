@@ -273,6 +273,71 @@ mod tests {
         );
     }
 
+    // A file can be over its cap on disk (a person's edit, an older version). Every
+    // edit is held to the cap by the size it would leave, never by whether it grows
+    // the file: a replace or deletion that shrinks it but stays over is refused too.
+    #[test]
+    fn a_file_already_over_its_cap_takes_only_edits_that_end_within_it() {
+        let over = "x".repeat(4990) + "unique";
+        assert_eq!(over.len(), 4996);
+        let refused = |attempted| {
+            Err(StoreError::HardCapExceeded {
+                file: U,
+                attempted,
+                cap: 3072,
+            })
+        };
+        assert_eq!(
+            after(
+                U,
+                &over,
+                Edit::Replace {
+                    old: "unique",
+                    new: "u"
+                }
+            ),
+            refused(4991)
+        );
+        assert_eq!(
+            after(
+                U,
+                &over,
+                Edit::Replace {
+                    old: "unique",
+                    new: ""
+                }
+            ),
+            refused(4990)
+        );
+        assert_eq!(after(U, &over, Edit::Add { entry: "e" }), refused(4999));
+        assert_eq!(
+            after(
+                U,
+                &over,
+                Edit::Replace {
+                    old: "unique",
+                    new: "unique"
+                }
+            ),
+            refused(4996)
+        );
+        // Shrinking to exactly the cap is allowed, and so is consolidating.
+        let to_cap = "x".repeat(3072 - 6) + "unique";
+        let shrunk = after(
+            U,
+            &(to_cap.clone() + "yy"),
+            Edit::Replace {
+                old: "uniqueyy",
+                new: "unique",
+            },
+        );
+        assert_eq!(shrunk, Ok(to_cap));
+        assert_eq!(
+            after(U, &over, Edit::Consolidate { content: "small" }),
+            Ok("small".into())
+        );
+    }
+
     #[test]
     fn replace_on_invalid_utf8_names_offset() {
         let read = || Ok(b"ab\xfe".to_vec());
