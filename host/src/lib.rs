@@ -15,6 +15,8 @@
 //! process) under fuel and memory [`Limits`]; the component sees only `.metis/`.
 
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod faults;
 pub mod json;
 mod runtime;
 mod workspace;

@@ -57,6 +57,8 @@ pub(crate) struct Ctx {
     wasi: WasiCtx,
     table: ResourceTable,
     limits: StoreLimits,
+    #[cfg(feature = "fault-injection")]
+    faults: crate::faults::FaultState,
 }
 
 impl WasiView for Ctx {
@@ -70,6 +72,7 @@ impl WasiView for Ctx {
 
 struct Runtime {
     engine: Engine,
+    component: Component,
     pre: MemoryPre<Ctx>,
 }
 
@@ -92,25 +95,69 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
     let mut linker = Linker::<Ctx>::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     let pre = MemoryPre::new(linker.instantiate_pre(&component)?)?;
-    Ok(Runtime { engine, pre })
+    Ok(Runtime {
+        engine,
+        component,
+        pre,
+    })
 }
 
-/// Runs `f` against a fresh instance that sees `metis_dir` (if any) as `.metis`.
+/// The same component linked with every `wasi:filesystem/types` call going through the
+/// instance's fault hook (see `faults`). Built on first use, sharing the compiled code.
+#[cfg(feature = "fault-injection")]
+fn faulty_pre() -> Result<&'static MemoryPre<Ctx>, Error> {
+    use crate::faults::{Faulty, FaultyFilesystem};
+    use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
+    use wasmtime_wasi::p2::bindings::sync::filesystem::types;
+
+    static FAULTY: OnceLock<Result<MemoryPre<Ctx>, String>> = OnceLock::new();
+    let runtime = runtime()?;
+    FAULTY
+        .get_or_init(|| {
+            let build = || -> wasmtime::Result<MemoryPre<Ctx>> {
+                let mut linker = Linker::<Ctx>::new(&runtime.engine);
+                wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+                linker.allow_shadowing(true);
+                types::add_to_linker::<Ctx, Faulty>(&mut linker, |ctx| FaultyFilesystem {
+                    inner: WasiFilesystemCtxView {
+                        ctx: ctx.wasi.filesystem(),
+                        table: &mut ctx.table,
+                    },
+                    state: &mut ctx.faults,
+                })?;
+                MemoryPre::new(linker.instantiate_pre(&runtime.component)?)
+            };
+            build().map_err(|e| format!("{e:?}"))
+        })
+        .as_ref()
+        .map_err(|message| Error::Trap(format!("cannot link the fault hook: {message}")))
+}
+
+/// How one call's instance is set up.
+pub(crate) struct Call<'a> {
+    /// The workspace's `.metis/`, pre-opened as `.metis`; `None` pre-opens nothing.
+    pub metis_dir: Option<&'a Path>,
+    pub read_only: bool,
+    pub limits: Limits,
+    /// This call's owner token, passed to the guest in `METIS_MEMORY_OWNER`.
+    pub owner: u64,
+    #[cfg(feature = "fault-injection")]
+    pub fault_hook: Option<crate::faults::FaultHook>,
+}
+
+/// Runs `f` against a fresh instance set up as `call` says.
 ///
 /// A trap anywhere in `f` becomes [`Error::Trap`]. The guest is given no stdio: it is
 /// `no_std` and imports none.
 pub(crate) fn with_instance<R>(
-    metis_dir: Option<&Path>,
-    read_only: bool,
-    limits: Limits,
-    owner: u64,
+    call: Call<'_>,
     f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
 ) -> Result<R, Error> {
     let runtime = runtime()?;
     let mut wasi = WasiCtxBuilder::new();
-    wasi.env(OWNER_ENV, format!("{owner:016x}"));
-    if let Some(dir) = metis_dir {
-        let perms = if read_only {
+    wasi.env(OWNER_ENV, format!("{:016x}", call.owner));
+    if let Some(dir) = call.metis_dir {
+        let perms = if call.read_only {
             FsPerms::ReadOnly
         } else {
             FsPerms::ReadWrite
@@ -122,13 +169,22 @@ pub(crate) fn with_instance<R>(
         wasi: wasi.build(),
         table: ResourceTable::new(),
         limits: StoreLimitsBuilder::new()
-            .memory_size(limits.memory_bytes)
+            .memory_size(call.limits.memory_bytes)
             .build(),
+        #[cfg(feature = "fault-injection")]
+        faults: crate::faults::FaultState::new(call.fault_hook.clone()),
     };
+    #[cfg(feature = "fault-injection")]
+    let pre = match call.fault_hook {
+        Some(_) => faulty_pre()?,
+        None => &runtime.pre,
+    };
+    #[cfg(not(feature = "fault-injection"))]
+    let pre = &runtime.pre;
     let mut store = Store::new(&runtime.engine, ctx);
     store.limiter(|ctx| &mut ctx.limits);
     let trap = |e: wasmtime::Error| Error::Trap(format!("{e:#}"));
-    store.set_fuel(limits.fuel).map_err(trap)?;
-    let instance = runtime.pre.instantiate(&mut store).map_err(trap)?;
+    store.set_fuel(call.limits.fuel).map_err(trap)?;
+    let instance = pre.instantiate(&mut store).map_err(trap)?;
     f(&mut store, &instance).map_err(trap)
 }

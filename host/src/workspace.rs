@@ -6,7 +6,7 @@ use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
-use crate::runtime::{Ctx, owner_token, with_instance};
+use crate::runtime::{Call, Ctx, owner_token, with_instance};
 use crate::{
     Error, Limits, MemoryFile, ScanPolicy, StoreError, ToolDefinition, ToolSuccess, WriteResult,
 };
@@ -19,6 +19,8 @@ pub struct Workspace {
     root: PathBuf,
     limits: Limits,
     read_only: bool,
+    #[cfg(feature = "fault-injection")]
+    fault_hook: Option<crate::faults::FaultHook>,
 }
 
 /// Whether a call may create `.metis/`: only writes may, reads never do.
@@ -35,7 +37,17 @@ impl Workspace {
             root: root.into(),
             limits: Limits::default(),
             read_only: false,
+            #[cfg(feature = "fault-injection")]
+            fault_hook: None,
         }
+    }
+
+    /// The same workspace, with every filesystem call of the component going through
+    /// `hook` first (tests only: see [`faults`](crate::faults)).
+    #[cfg(feature = "fault-injection")]
+    pub fn with_fault_hook(mut self, hook: crate::faults::FaultHook) -> Self {
+        self.fault_hook = Some(hook);
+        self
     }
 
     /// The same workspace, with calls run under `limits`.
@@ -189,14 +201,15 @@ impl Workspace {
         let metis_dir = self.metis_dir();
         let (present, created) = self.prepare(access)?;
         let owner = owner_token();
-        let outcome = with_instance(
-            present.then_some(&metis_dir),
-            self.read_only,
-            self.limits,
+        let call = Call {
+            metis_dir: present.then_some(&metis_dir),
+            read_only: self.read_only,
+            limits: self.limits,
             owner,
-            f,
-        )
-        .and_then(|result| result);
+            #[cfg(feature = "fault-injection")]
+            fault_hook: self.fault_hook.clone(),
+        };
+        let outcome = with_instance(call, f).and_then(|result| result);
         if access == Access::Write {
             self.after_write(&outcome, owner, created);
         }
