@@ -68,19 +68,26 @@ impl<'a> WriteLock<'a> {
             .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name));
         let lock = match taken {
             Ok(()) => {
-                let identity = fd.metadata_hash().map(|h| (h.lower, h.upper));
-                let stat = fd.stat();
-                identity.and_then(|identity| {
-                    let taken_nanos = stat?
-                        .data_modification_timestamp
-                        .map_or_else(wall_now, nanos);
-                    Ok(Some(WriteLock {
+                let held = fd
+                    .metadata_hash()
+                    .and_then(|hash| Ok(((hash.lower, hash.upper), fd.stat()?)));
+                match held {
+                    Ok((identity, stat)) => Ok(Some(WriteLock {
                         dir,
                         file,
                         identity,
-                        taken_nanos,
-                    }))
-                })
+                        taken_nanos: stat
+                            .data_modification_timestamp
+                            .map_or_else(wall_now, nanos),
+                    })),
+                    // The lock is in place but we cannot tell it from the next holder's:
+                    // give it back now (it was linked a moment ago, far inside its lease)
+                    // rather than leave it to block every writer until the lease ends.
+                    Err(code) => {
+                        let _ = dir.unlink_file_at(name);
+                        Err(code)
+                    }
+                }
             }
             Err(ErrorCode::Exist) => Ok(None),
             Err(code) => Err(code),
