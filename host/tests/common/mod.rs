@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use metis_memory::{Error, MemoryFile, StoreError, Workspace};
 use sha2::{Digest, Sha256};
@@ -51,9 +52,7 @@ impl TestWorkspace {
     /// Every entry under the workspace, with its kind and bytes: equal snapshots mean
     /// nothing on disk changed.
     pub fn snapshot(&self) -> BTreeMap<PathBuf, String> {
-        let mut entries = BTreeMap::new();
-        snapshot_into(self.root(), self.root(), &mut entries);
-        entries
+        snapshot_of(self.root())
     }
 
     /// The names in `.metis/` (empty when it is missing).
@@ -67,6 +66,13 @@ impl TestWorkspace {
         names.sort();
         names
     }
+}
+
+/// Every entry under `root`, with its kind and bytes (links are not followed).
+pub fn snapshot_of(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut entries = BTreeMap::new();
+    snapshot_into(root, root, &mut entries);
+    entries
 }
 
 fn snapshot_into(root: &Path, dir: &Path, entries: &mut BTreeMap<PathBuf, String>) {
@@ -103,4 +109,43 @@ pub fn store_error<T: std::fmt::Debug>(result: Result<T, Error>) -> (StoreError,
         Err(Error::Store { error, message }) => (error, message),
         other => panic!("expected a store error, got {other:?}"),
     }
+}
+
+/// One filesystem call the component made: its WIT name and the path it named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub function: &'static str,
+    pub path: Option<String>,
+}
+
+/// A fault hook that lets every call run and records it.
+pub fn recorder() -> (metis_memory::faults::FaultHook, Arc<Mutex<Vec<Recorded>>>) {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&calls);
+    let hook = metis_memory::faults::FaultHook::new(move |call| {
+        log.lock().unwrap().push(Recorded {
+            function: call.function,
+            path: call.path.map(str::to_owned),
+        });
+        None
+    });
+    (hook, calls)
+}
+
+/// Sets the modification time of `.metis/`'s lock and temporary files ten seconds back,
+/// so the next writer treats them as a dead writer's at once instead of waiting out a
+/// lease (the wait itself is tested in concurrency.rs). Returns their names.
+pub fn age_leftovers(t: &TestWorkspace) -> Vec<String> {
+    let leftovers: Vec<String> = t
+        .metis_names()
+        .into_iter()
+        .filter(|n| n != "MEMORY.md" && n != "USER.md")
+        .collect();
+    for name in &leftovers {
+        if let Ok(file) = fs::File::options().write(true).open(t.metis().join(name)) {
+            file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+                .unwrap();
+        }
+    }
+    leftovers
 }
