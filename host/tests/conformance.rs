@@ -70,29 +70,46 @@ fn run_case(case: &Value) -> Result<(), Failed> {
         check_invariants(&actual, &before, &after).map_err(|e| format!("{at}: {e}"))?;
     }
     if let Some(expected) = case.get("final").and_then(Value::as_object) {
-        let files = snapshot(&metis);
-        for (name, spec) in expected {
-            if name == "metis_dir" {
-                if metis.is_dir() != spec.as_bool().unwrap_or(true) {
-                    return Err(format!("final: .metis/ exists: {}", metis.is_dir()).into());
-                }
-                continue;
-            }
-            let want = match spec {
-                Value::Null => None,
-                spec if spec.get("directory").is_some() => Some(None),
-                spec => Some(Some(content(spec))),
-            };
-            let found = files.get(name.as_str()).cloned();
-            if found != want {
-                return Err(format!(
-                    "final {name}: expected {}, found {}",
-                    show(&want),
-                    show(&found)
-                )
-                .into());
-            }
+        check_final(expected, &snapshot(&metis))?;
+    }
+    Ok(())
+}
+
+/// `final` names every entry `.metis/` holds at the end, and nothing else may be there.
+fn check_final(expected: &serde_json::Map<String, Value>, found: &Snapshot) -> Result<(), Failed> {
+    let want_dir = expected
+        .get("metis_dir")
+        .map_or(true, |v| v.as_bool().expect("metis_dir is true or false"));
+    let Some(entries) = found else {
+        return match want_dir {
+            false => Ok(()),
+            true => Err("final: .metis/ does not exist".into()),
+        };
+    };
+    if !want_dir {
+        return Err(format!("final: .metis/ exists, holding {:?}", entries.keys()).into());
+    }
+    for (name, spec) in expected {
+        if name == "metis_dir" {
+            continue;
         }
+        let want = match spec {
+            Value::Null => None,
+            spec if spec.get("directory").is_some() => Some(Entry::Directory),
+            spec => Some(Entry::File(content(spec))),
+        };
+        let got = entries.get(name.as_str()).cloned();
+        if got != want {
+            return Err(format!(
+                "final {name}: expected {}, found {}",
+                show(&want),
+                show(&got)
+            )
+            .into());
+        }
+    }
+    if let Some(extra) = entries.keys().find(|name| !expected.contains_key(*name)) {
+        return Err(format!("final: .metis/ holds {extra}, which the case does not name").into());
     }
     Ok(())
 }
@@ -192,17 +209,24 @@ fn expect_match(expected: &Value, actual: &Value, path: &str) -> Result<(), Stri
 }
 
 /// The rules every step obeys, whatever the case says: a refused call changes nothing
-/// in `.metis/`, a write's hashes and sizes are those of the bytes before and after, its
-/// events repeat them, and no temporary file survives a call.
+/// (not even whether `.metis/` exists), no call leaves anything in `.metis/` but the two
+/// memory files (no temporary file, no lock), a write's hashes and sizes are those of the
+/// bytes before and after, and its events repeat them.
 fn check_invariants(actual: &Value, before: &Snapshot, after: &Snapshot) -> Result<(), String> {
     if actual.get("error").is_some() && before != after {
-        return Err("a refused call changed .metis/".into());
+        return Err(format!(
+            "a refused call changed .metis/: {before:?} became {after:?}"
+        ));
     }
-    if let Some(name) = after
-        .keys()
-        .find(|n| n.ends_with(".tmp") && !before.contains_key(*n))
+    let names = |snapshot: &Snapshot| -> Vec<String> {
+        snapshot.iter().flat_map(|e| e.keys().cloned()).collect()
+    };
+    let (old_names, new_names) = (names(before), names(after));
+    if let Some(name) = new_names
+        .iter()
+        .find(|n| !old_names.contains(n) && *n != "MEMORY.md" && *n != "USER.md")
     {
-        return Err(format!("temporary file {name} left behind"));
+        return Err(format!("{name} left behind in .metis/"));
     }
     let ok = &actual["ok"];
     let result = if ok.get("events").is_some() {
@@ -213,7 +237,10 @@ fn check_invariants(actual: &Value, before: &Snapshot, after: &Snapshot) -> Resu
     let Some(file) = result.get("before_hash").and(result["file"].as_str()) else {
         return Ok(());
     };
-    let bytes = |snapshot: &Snapshot| snapshot.get(file).cloned().flatten().unwrap_or_default();
+    let bytes = |snapshot: &Snapshot| match snapshot.as_ref().and_then(|e| e.get(file)) {
+        Some(Entry::File(bytes)) => bytes.clone(),
+        _ => Vec::new(),
+    };
     let (old, new) = (bytes(before), bytes(after));
     let checks = [
         ("before_hash", json!(sha256_hex(&old))),
@@ -239,31 +266,46 @@ fn check_invariants(actual: &Value, before: &Snapshot, after: &Snapshot) -> Resu
     Ok(())
 }
 
-/// `.metis/`'s entries: a file's bytes, or `None` for anything else.
-type Snapshot = BTreeMap<String, Option<Vec<u8>>>;
-
-fn snapshot(metis: &Path) -> Snapshot {
-    let Ok(entries) = fs::read_dir(metis) else {
-        return Snapshot::new();
-    };
-    entries
-        .map(|e| {
-            let e = e.unwrap();
-            let bytes = e
-                .file_type()
-                .unwrap()
-                .is_file()
-                .then(|| fs::read(e.path()).unwrap());
-            (e.file_name().to_string_lossy().into_owned(), bytes)
-        })
-        .collect()
+/// What one entry of `.metis/` is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Entry {
+    File(Vec<u8>),
+    Directory,
+    Symlink(PathBuf),
+    /// A FIFO, a socket, a device.
+    Special,
 }
 
-fn show(entry: &Option<Option<Vec<u8>>>) -> String {
+/// `.metis/`'s entries, or `None` when it does not exist.
+type Snapshot = Option<BTreeMap<String, Entry>>;
+
+fn snapshot(metis: &Path) -> Snapshot {
+    let entries = fs::read_dir(metis).ok()?;
+    Some(
+        entries
+            .map(|e| {
+                let e = e.unwrap();
+                let kind = e.file_type().unwrap();
+                let entry = if kind.is_symlink() {
+                    Entry::Symlink(fs::read_link(e.path()).unwrap())
+                } else if kind.is_dir() {
+                    Entry::Directory
+                } else if kind.is_file() {
+                    Entry::File(fs::read(e.path()).unwrap())
+                } else {
+                    Entry::Special
+                };
+                (e.file_name().to_string_lossy().into_owned(), entry)
+            })
+            .collect(),
+    )
+}
+
+fn show(entry: &Option<Entry>) -> String {
     match entry {
         None => "no entry".into(),
-        Some(None) => "a directory".into(),
-        Some(Some(bytes)) => format!("{:?}", String::from_utf8_lossy(bytes)),
+        Some(Entry::File(bytes)) => format!("{:?}", String::from_utf8_lossy(bytes)),
+        Some(other) => format!("{other:?}"),
     }
 }
 
