@@ -7,9 +7,10 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::TestWorkspace;
+use common::{TestWorkspace, snapshot_of};
 use metis_memory::json::error_json;
 use metis_memory::{Error, Limits, MemoryFile, Workspace};
+use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
 const U: MemoryFile = MemoryFile::User;
@@ -61,79 +62,80 @@ fn big(bytes: usize) -> String {
     "x".repeat(bytes)
 }
 
-/// (name, setup, action, the error's kind)
+/// (name, setup, action, the error expected: its `error_json`, matched key by key, where
+/// `message_starts_with` and `message_ends_with` check part of the message)
 const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
     (
         "invalid UTF-8 file, add",
         |e| put(e, "MEMORY.md", b"ok \xff\n"),
         |e| ok(e.ws().add_entry(M, "x")),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "MEMORY.md", "offset": 3, "message": "MEMORY.md is not valid UTF-8 (first invalid byte at offset 3); only memory_consolidate can replace it"}"#,
     ),
     (
         "invalid UTF-8 file, replace",
         |e| put(e, "MEMORY.md", b"ok \xff\n"),
         |e| ok(e.ws().replace(M, "ok", "no")),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "MEMORY.md", "offset": 3, "message": "MEMORY.md is not valid UTF-8 (first invalid byte at offset 3); only memory_consolidate can replace it"}"#,
     ),
     (
         "invalid UTF-8 file, read",
         |e| put(e, "USER.md", b"\xc3"),
         |e| ok(e.ws().read(U)),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "USER.md", "offset": 0, "message": "USER.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "invalid UTF-8 file, prompt",
         |e| put(e, "USER.md", b"\x80abc"),
         |e| ok(e.ws().assemble_system_prompt("b")),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "USER.md", "offset": 0, "message": "USER.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "overlong UTF-8 encoding",
         |e| put(e, "MEMORY.md", b"\xc0\x80"),
         |e| ok(e.ws().read(M)),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "MEMORY.md", "offset": 0, "message": "MEMORY.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "UTF-16 file with a BOM",
         |e| put(e, "MEMORY.md", b"\xff\xfeh\0i\0"),
         |e| ok(e.ws().add_entry(M, "x")),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "MEMORY.md", "offset": 0, "message": "MEMORY.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "CESU-8 surrogate",
         |e| put(e, "MEMORY.md", b"\xed\xa0\x80"),
         |e| ok(e.ws().read(M)),
-        "invalid-utf8",
+        r#"{"kind": "invalid-utf8", "file": "MEMORY.md", "offset": 0, "message": "MEMORY.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "invalid UTF-8 file, memory_add tool",
         |e| put(e, "USER.md", b"\xfe"),
         |e| tool(e, "memory_add", r#"{"file":"USER.md","entry":"x"}"#),
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "USER.md is not valid UTF-8 (first invalid byte at offset 0); only memory_consolidate can replace it"}"#,
     ),
     (
         "a directory as the file, add",
         |e| fs::create_dir(e.metis("MEMORY.md")).unwrap(),
         |e| ok(e.ws().add_entry(M, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a directory as the file, consolidate",
         |e| fs::create_dir(e.metis("USER.md")).unwrap(),
         |e| ok(e.ws().consolidate(U, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "USER.md", "message": "USER.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a FIFO as the file, read (must not hang)",
         |e| mkfifo(&e.metis("MEMORY.md")),
         |e| ok(e.ws().read(M)),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a FIFO as the file, add (must not hang)",
         |e| mkfifo(&e.metis("MEMORY.md")),
         |e| ok(e.ws().add_entry(M, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a socket as the file",
@@ -141,19 +143,19 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
             std::mem::forget(std::os::unix::net::UnixListener::bind(e.metis("USER.md")).unwrap());
         },
         |e| ok(e.ws().read(U)),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "USER.md", "message": "USER.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a symlink out of .metis/, read",
         |e| symlink(e.secret(), e.metis("MEMORY.md")).unwrap(),
         |e| ok(e.ws().read(M)),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a symlink out of .metis/, consolidate",
         |e| symlink(e.secret(), e.metis("MEMORY.md")).unwrap(),
         |e| ok(e.ws().consolidate(M, "pwned")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a symlink out of .metis/, memory_consolidate tool",
@@ -165,7 +167,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 r#"{"file":"USER.md","content":"pwned"}"#,
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "USER.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a relative .. symlink to the workspace",
@@ -174,7 +176,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
             symlink("../notes.md", e.metis("MEMORY.md")).unwrap();
         },
         |e| ok(e.ws().add_entry(M, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a symlink loop",
@@ -183,13 +185,13 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
             symlink("MEMORY.md", e.metis("USER.md")).unwrap();
         },
         |e| ok(e.ws().read(M)),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a dangling symlink",
         |e| symlink("/nonexistent/memory.md", e.metis("MEMORY.md")).unwrap(),
         |e| ok(e.ws().add_entry(M, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md", "message": "MEMORY.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         "a symlink to the other memory file",
@@ -198,55 +200,55 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
             symlink("MEMORY.md", e.metis("USER.md")).unwrap();
         },
         |e| ok(e.ws().add_entry(U, "x")),
-        "not-a-regular-file",
+        r#"{"kind": "not-a-regular-file", "file": "USER.md", "message": "USER.md is not a regular file inside .metis/ (a directory, a special file, or a symlink leading elsewhere)"}"#,
     ),
     (
         ".metis is a regular file, read",
         |e| fs::write(e.t.metis(), "file").unwrap(),
         |e| ok(e.ws().read(M)),
-        "workspace",
+        r#"{"kind": "workspace", "message_ends_with": "/.metis exists but is not a directory"}"#,
     ),
     (
         ".metis is a regular file, add",
         |e| fs::write(e.t.metis(), "file").unwrap(),
         |e| ok(e.ws().add_entry(M, "x")),
-        "workspace",
+        r#"{"kind": "workspace", "message_ends_with": "/.metis exists but is not a directory"}"#,
     ),
     (
         ".metis is a regular file, tool",
         |e| fs::write(e.t.metis(), "file").unwrap(),
         |e| tool(e, "memory_add", r#"{"file":"MEMORY.md","entry":"x"}"#),
-        "workspace",
+        r#"{"kind": "workspace", "message_ends_with": "/.metis exists but is not a directory"}"#,
     ),
     (
         "a read-only .metis/ (read-only pre-open)",
         |e| put(e, "MEMORY.md", b"kept\n"),
         |e| ok(e.ws().clone().read_only().add_entry(M, "x")),
-        "io",
+        r#"{"kind": "io", "message_starts_with": "MEMORY.md: I/O error: "}"#,
     ),
     (
         "a read-only workspace creates no .metis/",
         |_| {},
         |e| ok(e.ws().clone().read_only().consolidate(M, "x")),
-        "io",
+        r#"{"kind": "io", "message": "MEMORY.md: I/O error: the host pre-opened no .metis directory to write into"}"#,
     ),
     (
         "a 10 MB entry",
         |_| {},
         |e| ok(e.ws().add_entry(M, &big(10 * MB))),
-        "hard-cap-exceeded",
+        r#"{"kind": "hard-cap-exceeded", "file": "MEMORY.md", "attempted_bytes": 10485761, "cap_bytes": 4096, "message": "MEMORY.md write rejected: 10485761 bytes exceeds hard cap 4096; consolidate before adding more"}"#,
     ),
     (
         "a 10 MB replacement",
         |e| put(e, "USER.md", b"a\n"),
         |e| ok(e.ws().replace(U, "a", &big(10 * MB))),
-        "hard-cap-exceeded",
+        r#"{"kind": "hard-cap-exceeded", "file": "USER.md", "attempted_bytes": 10485761, "cap_bytes": 3072, "message": "USER.md write rejected: 10485761 bytes exceeds hard cap 3072; consolidate before adding more"}"#,
     ),
     (
         "a 10 MB consolidate",
         |e| put(e, "USER.md", b"a\n"),
         |e| ok(e.ws().consolidate(U, &big(10 * MB))),
-        "hard-cap-exceeded",
+        r#"{"kind": "hard-cap-exceeded", "file": "USER.md", "attempted_bytes": 10485760, "cap_bytes": 3072, "message": "USER.md write rejected: 10485760 bytes exceeds hard cap 3072; consolidate before adding more"}"#,
     ),
     (
         "a 10 MB tool input",
@@ -258,7 +260,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 &format!(r#"{{"file":"MEMORY.md","entry":"{}"}}"#, big(10 * MB)),
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "MEMORY.md write rejected: 10485761 bytes exceeds hard cap 4096; consolidate before adding more"}"#,
     ),
     (
         "a 10 MB tool input of junk properties",
@@ -273,31 +275,31 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 ),
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_add: \"pad\" is not allowed (memory_add takes file, entry)"}"#,
     ),
     (
         "a 100 MB entry beyond the memory limit",
         |_| {},
         |e| ok(e.ws().add_entry(M, &big(100 * MB))),
-        "trap",
+        r#"{"kind": "trap"}"#,
     ),
     (
         "deeply nested JSON",
         |_| {},
         |e| tool(e, "memory_add", &"[".repeat(MB)),
-        "tool-error",
+        r#"{"kind": "tool-error", "message_starts_with": "invalid input for memory_add: not valid JSON (EOF while parsing a list"}"#,
     ),
     (
         "a huge JSON array",
         |_| {},
         |e| tool(e, "memory_add", &format!("[{}0]", "0,".repeat(MB))),
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_add: expected a JSON object, got array"}"#,
     ),
     (
         "a lone surrogate escape in JSON",
         |_| {},
         |e| tool(e, "memory_add", r#"{"file":"MEMORY.md","entry":"\ud800"}"#),
-        "tool-error",
+        r#"{"kind": "tool-error", "message_starts_with": "invalid input for memory_add: not valid JSON (unexpected end of hex escape"}"#,
     ),
     (
         "a path-traversal file name",
@@ -309,7 +311,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 r#"{"file":"../../etc/passwd","content":"x"}"#,
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_consolidate: \"file\" must be one of \"MEMORY.md\", \"USER.md\", got \"../../etc/passwd\""}"#,
     ),
     (
         "an absolute file name",
@@ -321,7 +323,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 r#"{"file":"/tmp/MEMORY.md","content":"x"}"#,
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_consolidate: \"file\" must be one of \"MEMORY.md\", \"USER.md\", got \"/tmp/MEMORY.md\""}"#,
     ),
     (
         "a NUL-padded file name",
@@ -333,7 +335,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 "{\"file\":\"MEMORY.md\\u0000\",\"entry\":\"x\"}",
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_add: \"file\" must be one of \"MEMORY.md\", \"USER.md\", got \"MEMORY.md\\u0000\""}"#,
     ),
     (
         "every property wrong at once",
@@ -345,25 +347,25 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
                 r#"{"file":1,"old":null,"new":[],"x":{}}"#,
             )
         },
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "invalid input for memory_replace: \"file\" must be a string, got number; \"old\" must be a string, got null; \"new\" must be a string, got array; \"x\" is not allowed (memory_replace takes file, old, new)"}"#,
     ),
     (
         "an unknown tool",
         |_| {},
         |e| tool(e, "memory_delete_everything", "{}"),
-        "tool-error",
+        r#"{"kind": "tool-error", "message": "unknown tool \"memory_delete_everything\"; the memory tools are memory_add, memory_replace, memory_consolidate"}"#,
     ),
     (
         "a file far over the hard cap on disk",
         |e| put(e, "MEMORY.md", big(10 * MB).as_bytes()),
         |e| ok(e.ws().add_entry(M, "x")),
-        "hard-cap-exceeded",
+        r#"{"kind": "hard-cap-exceeded", "file": "MEMORY.md", "attempted_bytes": 10485763, "cap_bytes": 4096, "message": "MEMORY.md write rejected: 10485763 bytes exceeds hard cap 4096; consolidate before adding more"}"#,
     ),
     (
         "a file over the cap, replace that shrinks it too little",
-        |e| put(e, "USER.md", big(5000).as_bytes()),
-        |e| ok(e.ws().replace(U, "xx", "")),
-        "not-unique",
+        |e| put(e, "USER.md", (big(4994) + "unique").as_bytes()),
+        |e| ok(e.ws().replace(U, "unique", "")),
+        r#"{"kind": "hard-cap-exceeded", "file": "USER.md", "attempted_bytes": 4994, "cap_bytes": 3072, "message": "USER.md write rejected: 4994 bytes exceeds hard cap 3072; consolidate before adding more"}"#,
     ),
 ];
 
@@ -371,31 +373,79 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
 fn every_hostile_input_gets_a_typed_error_and_changes_nothing() {
     assert!(CATALOGUE.len() >= 30);
     let mut failures = Vec::new();
-    for (name, setup, act, kind) in CATALOGUE {
+    for (name, setup, act, expected) in CATALOGUE {
         let env = Env {
             t: TestWorkspace::new(),
             outside: tempfile::tempdir().unwrap(),
         };
         fs::write(env.secret(), "secret\n").unwrap();
+        fs::create_dir(env.outside.path().join("other-project")).unwrap();
+        fs::write(env.outside.path().join("other-project/USER.md"), "theirs\n").unwrap();
         setup(&env);
         let inside = env.t.snapshot();
-        let outside = fs::read(env.secret()).unwrap();
+        let outside = snapshot_of(env.outside.path());
         let got = match act(&env) {
-            Ok(()) => "success".to_owned(),
-            Err(error) => error_json(&error)["kind"].as_str().unwrap().to_owned(),
+            Ok(()) => json!("success"),
+            Err(error) => error_json(&error),
         };
-        if got != *kind {
-            failures.push(format!("{name}: expected {kind}, got {got}"));
+        let expected: Value = serde_json::from_str(expected).unwrap();
+        if let Err(mismatch) = matches_partially(&expected, &got) {
+            failures.push(format!("{name}: {mismatch}; got {got}"));
         }
-        if env.t.snapshot() != inside || fs::read(env.secret()).unwrap() != outside {
-            failures.push(format!("{name}: something on disk changed"));
+        if env.t.snapshot() != inside {
+            failures.push(format!("{name}: something in the workspace changed"));
+        }
+        if snapshot_of(env.outside.path()) != outside {
+            failures.push(format!("{name}: something outside the workspace changed"));
+        }
+        // The same `Workspace` value keeps working once the planted entry is gone.
+        remove_any(&env.t.metis());
+        let after = env
+            .ws()
+            .add_entry(M, "after the hostile input")
+            .and_then(|_| env.ws().read(M));
+        if after.as_deref() != Ok("after the hostile input\n") {
+            failures.push(format!("{name}: the next call failed: {after:?}"));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
     eprintln!(
-        "{} hostile inputs: each a typed error, nothing changed",
+        "{} hostile inputs: each the expected typed error, nothing changed inside or outside \
+         the workspace, and the next call worked",
         CATALOGUE.len()
     );
+}
+
+/// Every key of `expected` equals the same key of `got`, except `message_starts_with` and
+/// `message_ends_with`, which check part of `got`'s message.
+fn matches_partially(expected: &Value, got: &Value) -> Result<(), String> {
+    let Some(expected) = expected.as_object() else {
+        return (expected == got)
+            .then_some(())
+            .ok_or_else(|| format!("expected {expected}"));
+    };
+    let message = got["message"].as_str().unwrap_or_default();
+    for (key, want) in expected {
+        let want_text = want.as_str().unwrap_or_default();
+        let ok = match key.as_str() {
+            "message_starts_with" => message.starts_with(want_text),
+            "message_ends_with" => message.ends_with(want_text),
+            _ => got.get(key) == Some(want),
+        };
+        if !ok {
+            return Err(format!("{key} should be {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// Removes `path`, whatever it is.
+fn remove_any(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path).unwrap(),
+        Ok(_) => fs::remove_file(path).unwrap(),
+        Err(_) => {}
+    }
 }
 
 #[test]
