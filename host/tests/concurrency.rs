@@ -5,10 +5,12 @@ mod common;
 use std::collections::HashMap;
 use std::fs;
 use std::process::Command;
+use std::sync::{Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{EMPTY_SHA256, TestWorkspace, sha256_hex, store_error};
+use common::{EMPTY_SHA256, TestWorkspace, recorder, sha256_hex, store_error};
+use metis_memory::faults::{Fault, FaultHook};
 use metis_memory::{MemoryFile, StoreError};
 use serde_json::Value;
 
@@ -95,6 +97,8 @@ fn concurrent_writer_processes_lose_no_entry() {
     let lines: Vec<&str> = std::str::from_utf8(&final_bytes).unwrap().lines().collect();
     assert_eq!(lines, order);
     assert_eq!(successes + busy, WRITERS * ADDS);
+    // A writer waits up to 5 s for a lock held for milliseconds: none may give up.
+    assert_eq!(busy, 0, "writers gave up with busy");
     assert_eq!(
         t.metis_names(),
         ["MEMORY.md"],
@@ -142,8 +146,72 @@ fn a_lock_left_by_a_killed_writer_is_recovered_after_its_lease() {
 #[test]
 fn an_expired_lock_is_broken_at_once() {
     let t = TestWorkspace::new();
+    t.ws.read(M).unwrap(); // the component is compiled before the clock starts
     plant(&t, LOCK, ago(LEASE * 3));
-    t.ws.add_entry(M, "x").unwrap();
+    let (hook, log) = recorder();
+    let started = Instant::now();
+    t.ws.clone()
+        .with_fault_hook(hook)
+        .add_entry(M, "x")
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+    // One attempt finds the expired lock, the breaker removes it, the next attempt takes
+    // the lock: no waiting for a lease that is long gone.
+    let attempts = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|call| call.function == "link-at")
+        .count();
+    assert_eq!(attempts, 2, "attempts to take the lock");
+    assert!(elapsed < LEASE / 2, "breaking took {elapsed:?}");
+}
+
+// Contention made certain: writer A holds the lock and is held (by the fault hook) just
+// before its rename until writer B has tried to take the lock and failed. B must wait for
+// A and then write on top of A's write; giving up with `busy`, or writing from the state
+// before A's, would both fail here.
+#[test]
+fn a_writer_that_finds_the_lock_held_waits_for_it() {
+    let t = TestWorkspace::new();
+    t.put(M, "first\n");
+    let (holding_tx, holding_rx) = mpsc::channel::<()>();
+    let (tried_tx, tried_rx) = mpsc::channel::<()>();
+    let tried_rx = Mutex::new(tried_rx);
+    let a = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
+        if call.function != "rename-at" {
+            return None;
+        }
+        holding_tx.send(()).unwrap();
+        // A stalled holder; if B never shows up, trap rather than hang the test.
+        let waited = tried_rx
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(60));
+        waited.err().map(|_| Fault::Trap)
+    }));
+    let writer_a = thread::spawn(move || a.add_entry(M, "from A"));
+    holding_rx.recv().unwrap();
+
+    let saw_attempt = Mutex::new(false);
+    let tried_tx = Mutex::new(Some(tried_tx));
+    let b = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
+        let mut saw = saw_attempt.lock().unwrap();
+        if *saw {
+            // The call after B's first attempt: that attempt has failed, since A still
+            // holds the lock. Let A go on.
+            if let Some(tx) = tried_tx.lock().unwrap().take() {
+                tx.send(()).unwrap();
+            }
+        }
+        *saw |= call.function == "link-at" && call.to == Some(LOCK);
+        None
+    }));
+    let from_b = b.add_entry(M, "from B").expect("B waits for the lock");
+    let from_a = writer_a.join().unwrap().expect("A commits");
+    assert_eq!(from_b.before_hash, from_a.after_hash, "B wrote on top of A");
+    assert_eq!(t.bytes(M).unwrap(), b"first\nfrom A\nfrom B\n");
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
 
