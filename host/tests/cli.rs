@@ -278,22 +278,58 @@ fn the_default_workspace_is_the_current_directory() {
     assert_eq!(t.bytes(U).unwrap(), b"here\n");
 }
 
-// A write that fails half way (here: no file may grow past 0 bytes) reports an error,
-// leaves the file as it was and removes its temporary file.
+// A disk that refuses to grow any file: the write fails taking the lock (its pending lock
+// file cannot get its owner token), and nothing changes.
 #[test]
-fn a_failed_write_leaves_the_file_and_no_temporary_file() {
+fn a_write_that_cannot_take_the_lock_changes_nothing() {
     let t = TestWorkspace::new();
     t.put(M, "kept\n");
     let before = t.snapshot();
-    let script = format!(
-        "trap '' XFSZ; ulimit -f 0; exec \"{BIN}\" --workspace \"{}\" add MEMORY.md more",
-        t.root().display()
-    );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let out = run_with_file_size_limit(&t, 0, &["add", "MEMORY.md", "more"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("MEMORY.md"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("MEMORY.md: I/O error: create lock failed")
+            || stderr(&out).starts_with("MEMORY.md: I/O error: take lock failed"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(t.snapshot(), before);
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+// A disk that fills half way through the temporary file (here: no file may grow past one
+// 512-byte block, and the new content is larger): the lock is taken, the temporary file
+// is created and partly written, the write fails, and the guest removes the temporary
+// file and releases the lock, leaving the file as it was.
+#[test]
+fn a_write_failing_half_way_removes_its_temporary_file() {
+    let t = TestWorkspace::new();
+    let old = "x".repeat(1999) + "\n";
+    t.put(M, &old);
+    let before = t.snapshot();
+    let out = run_with_file_size_limit(&t, 1, &["add", "MEMORY.md", "more"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("MEMORY.md: I/O error: write temporary file failed"),
+        "the failure must come from the temporary file: {}",
+        stderr(&out)
+    );
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+/// Runs the CLI under `ulimit -f BLOCKS` (512-byte blocks), with SIGXFSZ ignored so a
+/// write past the limit fails with `EFBIG` instead of killing the process.
+fn run_with_file_size_limit(t: &TestWorkspace, blocks: u32, args: &[&str]) -> Output {
+    let script = format!(
+        "trap '' XFSZ; ulimit -f {blocks}; ws=$1; shift; exec \"$0\" --workspace \"$ws\" \"$@\"",
+    );
+    Command::new("sh")
+        .args(["-c", &script, BIN])
+        .arg(t.root())
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]
