@@ -73,30 +73,44 @@ fn exports_store_and_tools_by_their_wit_names() {
 }
 
 #[test]
-fn imports_nothing_beyond_the_reviewed_list() {
+fn imports_exactly_the_reviewed_interfaces_and_functions() {
     let engine = Engine::default();
     let component = Component::new(&engine, COMPONENT_WASM).unwrap();
-    let imports: BTreeSet<String> = component
+    // Every imported interface, with its version, and the names inside it: a new
+    // interface, another version, or one more function or type fails here until reviewed.
+    let imports: Vec<String> = component
         .component_type()
         .imports(&engine)
-        .map(|(name, _)| name.rsplit_once('@').map_or(name, |(n, _)| n).to_owned())
+        .map(|(name, item)| {
+            let items: Vec<String> = instance_items(&engine, &item.ty).into_iter().collect();
+            format!("{name}: {}", items.join(" "))
+        })
         .collect();
     // Exactly what the guest's own code calls (it is no_std, so Rust's runtime adds
     // nothing): the filesystem, random bits (temporary file names, back-off jitter), the
     // wall clock (lock leases), the monotonic clock and poll (waiting for the lock), and
     // the environment (the host's owner token). No sockets, no HTTP, no stdio.
-    let reviewed = set(&[
-        "metis:memory/types",
-        "wasi:filesystem/types",
-        "wasi:filesystem/preopens",
-        "wasi:random/random",
-        "wasi:clocks/wall-clock",
-        "wasi:clocks/monotonic-clock",
-        "wasi:io/poll",
-        "wasi:cli/environment",
-    ]);
+    let reviewed = REVIEWED_IMPORTS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let reviewed: Vec<String> = reviewed.map(str::to_owned).collect();
     assert_eq!(
-        imports, reviewed,
-        "the component's imports changed: review them"
+        imports,
+        reviewed,
+        "the component's imports changed: review them\n{}",
+        imports.join("\n")
     );
 }
+
+/// One line per imported interface: its versioned name, then the names it must provide.
+const REVIEWED_IMPORTS: &str = "
+metis:memory/types@0.1.0: hard-cap-exceeded-info invalid-utf8-info memory-file store-error write-result
+wasi:io/poll@0.2.12: [method]pollable.block pollable
+wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
+wasi:clocks/wall-clock@0.2.12: datetime now
+wasi:random/random@0.2.12: get-random-u64
+wasi:cli/environment@0.2.12: get-environment
+wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.link-at [method]descriptor.metadata-hash [method]descriptor.metadata-hash-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count metadata-hash-value open-flags path-flags
+wasi:filesystem/preopens@0.2.12: descriptor get-directories
+";

@@ -5,8 +5,8 @@ mod common;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 
-use common::{TestWorkspace, sha256_hex};
-use metis_memory::{Error, Limits, MemoryFile, Workspace};
+use common::{TestWorkspace, sha256_hex, store_error};
+use metis_memory::{Error, Limits, MemoryFile, Workspace, WriteResult};
 
 const M: MemoryFile = MemoryFile::Memory;
 
@@ -94,10 +94,15 @@ fn writes_replace_the_file_atomically_by_rename() {
 fn no_temporary_file_is_left_after_rejected_writes() {
     let t = TestWorkspace::new();
     t.ws.add_entry(M, "x").unwrap();
-    let _ = t.ws.add_entry(M, &"y".repeat(5000));
-    let _ = t.ws.replace(M, "absent", "z");
-    let _ = t.ws.add_entry(M, "");
+    let kind = |result: Result<WriteResult, Error>| store_error(result).0.kind();
+    assert_eq!(
+        kind(t.ws.add_entry(M, &"y".repeat(5000))),
+        "hard-cap-exceeded"
+    );
+    assert_eq!(kind(t.ws.replace(M, "absent", "z")), "not-found");
+    assert_eq!(kind(t.ws.add_entry(M, "")), "empty-entry");
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
+    assert_eq!(t.bytes(M).unwrap(), b"x\n");
 }
 
 #[test]

@@ -6,8 +6,8 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use common::{EMPTY_SHA256, TestWorkspace, sha256_hex, store_error};
-use metis_memory::{HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError};
+use common::{EMPTY_SHA256, TestWorkspace, recorder, sha256_hex, store_error};
+use metis_memory::{HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, Workspace};
 
 const M: MemoryFile = MemoryFile::Memory;
 const U: MemoryFile = MemoryFile::User;
@@ -488,4 +488,67 @@ fn caps_are_reported_per_file() {
     assert_eq!(t.ws.hard_cap(M).unwrap(), 4096);
     assert_eq!(t.ws.soft_cap(U).unwrap(), 1536);
     assert_eq!(t.ws.hard_cap(U).unwrap(), 3072);
+}
+
+// CONTRACT §8.2: one read per operation. The reference reads the file twice (once to
+// hash, once to edit), so its `before-hash` can describe other bytes than the edit used.
+// Every filesystem call is recorded: each operation opens each file it needs exactly
+// once, and reads it through that one descriptor.
+#[test]
+fn every_operation_reads_each_file_once() {
+    let t = TestWorkspace::new();
+    t.put(M, "alpha\nbeta\n".repeat(100));
+    t.put(U, "likes tea\n");
+    type Op = fn(&Workspace) -> Result<(), metis_memory::Error>;
+    let ops: [(&str, Op, &[&str]); 6] = [
+        ("read", |ws| ws.read(M).map(drop), &["MEMORY.md"]),
+        (
+            "add",
+            |ws| ws.add_entry(M, "gamma").map(drop),
+            &["MEMORY.md"],
+        ),
+        (
+            "replace",
+            |ws| ws.replace(M, "gamma", "delta").map(drop),
+            &["MEMORY.md"],
+        ),
+        (
+            "consolidate",
+            |ws| ws.consolidate(U, "likes coffee\n").map(drop),
+            &["USER.md"],
+        ),
+        (
+            "prompt",
+            |ws| ws.assemble_system_prompt("base").map(drop),
+            &["USER.md", "MEMORY.md"],
+        ),
+        (
+            "tool",
+            |ws| {
+                ws.call_tool("memory_add", r#"{"file":"MEMORY.md","entry":"epsilon"}"#)
+                    .map(drop)
+            },
+            &["MEMORY.md"],
+        ),
+    ];
+    for (name, op, files) in ops {
+        let (hook, log) = recorder();
+        op(&t.ws.clone().with_fault_hook(hook)).unwrap();
+        let calls = log.lock().unwrap().clone();
+        let opened: Vec<&str> = calls
+            .iter()
+            .filter(|c| c.function == "open-at")
+            .filter_map(|c| c.path.as_deref())
+            .filter(|path| MemoryFile::ALL.iter().any(|f| f.file_name() == *path))
+            .collect();
+        assert_eq!(opened, files, "{name}: memory files opened, in order");
+        // Each opened file is read through once: a read that returns its bytes (all of
+        // them: they are far below the 64 KiB chunk), then one that finds the end.
+        let reads = calls.iter().filter(|c| c.function == "read").count();
+        assert_eq!(reads, 2 * files.len(), "{name}: reads");
+        assert!(
+            !calls.iter().any(|c| c.function.ends_with("-via-stream")),
+            "{name}: no other way of reading: {calls:?}"
+        );
+    }
 }
