@@ -50,9 +50,12 @@ pub enum Fault {
     Trap,
 }
 
+/// What a hook is: called before each filesystem call, from the thread making the call.
+type Decide = dyn Fn(&WasiCall<'_>) -> Option<Fault> + Send + Sync;
+
 /// Decides each call: `None` runs it. The hook may block before answering.
 #[derive(Clone)]
-pub struct FaultHook(Arc<dyn Fn(&WasiCall<'_>) -> Option<Fault> + Send + Sync>);
+pub struct FaultHook(Arc<Decide>);
 
 impl FaultHook {
     pub fn new(hook: impl Fn(&WasiCall<'_>) -> Option<Fault> + Send + Sync + 'static) -> Self {

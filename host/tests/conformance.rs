@@ -79,7 +79,7 @@ fn run_case(case: &Value) -> Result<(), Failed> {
 fn check_final(expected: &serde_json::Map<String, Value>, found: &Snapshot) -> Result<(), Failed> {
     let want_dir = expected
         .get("metis_dir")
-        .map_or(true, |v| v.as_bool().expect("metis_dir is true or false"));
+        .is_none_or(|v| v.as_bool().expect("metis_dir is true or false"));
     let Some(entries) = found else {
         return match want_dir {
             false => Ok(()),
