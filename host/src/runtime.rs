@@ -72,6 +72,8 @@ impl WasiView for Ctx {
 
 struct Runtime {
     engine: Engine,
+    /// Kept to link it again with the fault hook.
+    #[cfg(feature = "fault-injection")]
     component: Component,
     pre: MemoryPre<Ctx>,
 }
@@ -97,6 +99,7 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
     let pre = MemoryPre::new(linker.instantiate_pre(&component)?)?;
     Ok(Runtime {
         engine,
+        #[cfg(feature = "fault-injection")]
         component,
         pre,
     })
