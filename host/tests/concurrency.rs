@@ -5,13 +5,14 @@ mod common;
 use std::collections::HashMap;
 use std::fs;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::{EMPTY_SHA256, TestWorkspace, recorder, sha256_hex, store_error};
 use metis_memory::faults::{Fault, FaultHook};
-use metis_memory::{MemoryFile, StoreError};
+use metis_memory::{Error, MemoryFile, StoreError};
 use serde_json::Value;
 
 const M: MemoryFile = MemoryFile::Memory;
@@ -146,7 +147,8 @@ fn a_lock_left_by_a_killed_writer_is_recovered_after_its_lease() {
 #[test]
 fn an_expired_lock_is_broken_at_once() {
     let t = TestWorkspace::new();
-    t.ws.read(M).unwrap(); // the component is compiled before the clock starts
+    // The component is compiled and linked with the hook before the clock starts.
+    t.ws.clone().with_fault_hook(recorder().0).read(M).unwrap();
     plant(&t, LOCK, ago(LEASE * 3));
     let (hook, log) = recorder();
     let started = Instant::now();
@@ -232,4 +234,58 @@ fn a_lock_on_one_file_does_not_block_the_other() {
     t.ws.add_entry(MemoryFile::User, "independent").unwrap();
     // Reads never wait for the lock either.
     assert_eq!(t.ws.read(M).unwrap(), "");
+}
+
+// A holder whose lock was taken from it while it stalled (its lease ran out, a breaker
+// removed the lock, another writer took it) must not commit, and must not remove the new
+// holder's lock when it lets go. The fault hook swaps the lock at the holder's temporary
+// file sync, between writing its new bytes and checking that it may commit them.
+#[test]
+fn a_holder_whose_lock_was_replaced_neither_commits_nor_releases_it() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let metis = t.metis();
+    let swapped = AtomicBool::new(false);
+    let hook = FaultHook::new(move |call| {
+        if call.function == "sync" && !swapped.swap(true, Ordering::SeqCst) {
+            fs::remove_file(metis.join(LOCK)).unwrap();
+            fs::write(metis.join(LOCK), "0123456789abcdef\n").unwrap();
+        }
+        None
+    });
+    let (error, _) = store_error(t.ws.clone().with_fault_hook(hook).add_entry(M, "late"));
+    assert_eq!(error, StoreError::Busy);
+    assert_eq!(
+        t.bytes(M).unwrap(),
+        b"kept\n",
+        "the deposed holder did not commit"
+    );
+    assert_eq!(
+        fs::read_to_string(t.metis().join(LOCK)).unwrap(),
+        "0123456789abcdef\n",
+        "the new holder's lock is still in place"
+    );
+    assert_eq!(
+        t.metis_names(),
+        [LOCK, "MEMORY.md"],
+        "no temporary file left"
+    );
+}
+
+// After a trap the host removes the trapped call's own lock and temporary file, found by
+// its owner token, and nothing else: here the lock belongs to another, live writer.
+#[test]
+fn a_trapped_call_leaves_another_writers_lock_alone() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    plant(&t, LOCK, live());
+    let before = t.snapshot();
+    let trap_first = FaultHook::new(|call| (call.index == 0).then_some(Fault::Trap));
+    let outcome = t.ws.clone().with_fault_hook(trap_first).add_entry(M, "x");
+    assert!(matches!(outcome, Err(Error::Trap(_))), "{outcome:?}");
+    assert_eq!(
+        t.snapshot(),
+        before,
+        "the other writer's lock is still there"
+    );
 }

@@ -552,3 +552,28 @@ fn every_operation_reads_each_file_once() {
         );
     }
 }
+
+// The bytes an edit is based on are the bytes it read, not what an earlier `stat` saw:
+// the fault hook grows the file between the guest's `stat-at` and its `open-at` (as a
+// person's editor might, without the lock), and the result must describe the grown file.
+#[test]
+fn the_before_hash_and_size_are_of_the_bytes_read() {
+    let t = TestWorkspace::new();
+    t.put(M, "first\n");
+    let path = t.path(M);
+    let hook = metis_memory::faults::FaultHook::new(move |call| {
+        if call.function == "open-at" && call.path == Some("MEMORY.md") {
+            fs::write(&path, "first\ngrown meanwhile\n").unwrap();
+        }
+        None
+    });
+    let result =
+        t.ws.clone()
+            .with_fault_hook(hook)
+            .add_entry(M, "mine")
+            .unwrap();
+    let grown = b"first\ngrown meanwhile\n";
+    assert_eq!(result.before_size_bytes, grown.len() as u64);
+    assert_eq!(result.before_hash, sha256_hex(grown));
+    assert_eq!(t.bytes(M).unwrap(), b"first\ngrown meanwhile\nmine\n");
+}

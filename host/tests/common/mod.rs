@@ -116,6 +116,8 @@ pub fn store_error<T: std::fmt::Debug>(result: Result<T, Error>) -> (StoreError,
 pub struct Recorded {
     pub function: &'static str,
     pub path: Option<String>,
+    /// The destination of `link-at` and `rename-at`.
+    pub to: Option<String>,
 }
 
 /// A fault hook that lets every call run and records it.
@@ -126,6 +128,7 @@ pub fn recorder() -> (metis_memory::faults::FaultHook, Arc<Mutex<Vec<Recorded>>>
         log.lock().unwrap().push(Recorded {
             function: call.function,
             path: call.path.map(str::to_owned),
+            to: call.to.map(str::to_owned),
         });
         None
     });
