@@ -218,7 +218,8 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
 /// Returns the index of the rename.
 fn check_commit_order(name: &str, calls: &[Recorded]) -> usize {
     let is_temp = |c: &Recorded| c.path.as_deref().is_some_and(|p| p.ends_with(".tmp"));
-    let steps: [(&str, &dyn Fn(&Recorded) -> bool); 6] = [
+    type Step<'a> = (&'a str, &'a dyn Fn(&Recorded) -> bool);
+    let steps: [Step; 6] = [
         ("create the temporary file", &|c| {
             c.function == "open-at" && is_temp(c)
         }),
