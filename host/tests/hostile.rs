@@ -224,7 +224,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
         "a read-only .metis/ (read-only pre-open)",
         |e| put(e, "MEMORY.md", b"kept\n"),
         |e| ok(e.ws().clone().read_only().add_entry(M, "x")),
-        r#"{"kind": "io", "message_starts_with": "MEMORY.md: I/O error: "}"#,
+        r#"{"kind": "io", "message": "MEMORY.md: I/O error: create lock failed: not-permitted"}"#,
     ),
     (
         "a read-only workspace creates no .metis/",
