@@ -81,7 +81,7 @@ fn flag_tags(chars: &[char], start: usize) -> usize {
     let rest = &chars[start + 1..];
     let code = rest
         .iter()
-        .take(MAX_FLAG_TAGS + 1)
+        .take(MAX_FLAG_TAGS)
         .take_while(|c| is_flag_tag(**c))
         .count();
     if (1..=MAX_FLAG_TAGS).contains(&code) && rest.get(code) == Some(&CANCEL_TAG) {
@@ -443,6 +443,11 @@ mod tests {
         }
         assert_eq!(
             id("Wales 🏴\u{E0067}\u{E0062}\u{E0077}\u{E006C}\u{E0073}\u{E007F}!"),
+            None
+        );
+        // The longest subdivision id: a three-digit region and four more characters.
+        assert_eq!(
+            id("🏴\u{E0031}\u{E0034}\u{E0039}\u{E0061}\u{E0062}\u{E0063}\u{E0064}\u{E007F}"),
             None
         );
         assert_eq!(
