@@ -56,9 +56,37 @@ fn token_between(name: &str, prefix: &str, suffix: &str) -> bool {
         .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether a lock taken at `taken_nanos` (wall clock) has expired at `now_nanos`.
+/// Whether a lock taken at `taken_nanos` (wall clock) has expired at `now_nanos`. A lock
+/// dated more than a lease *ahead* of now has expired too: it was taken before the clock
+/// stepped back (an RTC behind at boot, an NTP step), and no lease lasts longer than a
+/// lease, whatever the clock did.
 pub fn lease_expired(taken_nanos: u64, now_nanos: u64, lease_nanos: u64) -> bool {
     now_nanos > taken_nanos.saturating_add(lease_nanos)
+        || taken_nanos > now_nanos.saturating_add(lease_nanos)
+}
+
+/// Whether a lock a waiter first saw at `first_seen_nanos` (monotonic clock), and has seen
+/// unchanged since, has outlived a lease by `now_nanos`, whatever its date says.
+pub fn watched_too_long(first_seen_nanos: u64, now_nanos: u64, lease_nanos: u64) -> bool {
+    now_nanos.saturating_sub(first_seen_nanos) > lease_nanos
+}
+
+/// The content of a lock file: its owner's token, so that a lock is told from the next
+/// one by something never reused (a file's inode number is, at once, on ext4).
+pub fn owner_text(token: u64) -> String {
+    format!("{token:016x}\n")
+}
+
+/// The longest owner text: what a read of a lock file asks for.
+pub const OWNER_TEXT_BYTES: u64 = 17;
+
+/// The token in a lock file's content, if it is an owner text.
+pub fn parse_owner(content: &[u8]) -> Option<u64> {
+    let hex = content.strip_suffix(b"\n")?;
+    if hex.len() != 16 || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u64::from_str_radix(core::str::from_utf8(hex).ok()?, 16).ok()
 }
 
 /// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`.
@@ -116,6 +144,36 @@ mod tests {
         assert!(!lease_expired(taken, taken + LEASE_NANOS, LEASE_NANOS));
         assert!(lease_expired(taken, taken + LEASE_NANOS + 1, LEASE_NANOS));
         const { assert!(WAIT_NANOS > LEASE_NANOS) };
+    }
+
+    #[test]
+    fn a_lock_dated_in_the_future_expires_after_a_lease_too() {
+        let now = 100_000_000_000;
+        assert!(!lease_expired(now + LEASE_NANOS, now, LEASE_NANOS));
+        assert!(lease_expired(now + LEASE_NANOS + 1, now, LEASE_NANOS));
+        assert!(lease_expired(u64::MAX, now, LEASE_NANOS));
+        assert!(!watched_too_long(now, now + LEASE_NANOS, LEASE_NANOS));
+        assert!(watched_too_long(now, now + LEASE_NANOS + 1, LEASE_NANOS));
+        assert!(!watched_too_long(now + 5, now, LEASE_NANOS));
+    }
+
+    #[test]
+    fn owner_texts_round_trip_and_nothing_else_parses() {
+        assert_eq!(owner_text(0xab), "00000000000000ab\n");
+        assert_eq!(owner_text(u64::MAX).len() as u64, OWNER_TEXT_BYTES);
+        for token in [0, 0xab, u64::MAX] {
+            assert_eq!(parse_owner(owner_text(token).as_bytes()), Some(token));
+        }
+        for bad in [
+            &b"00000000000000ab"[..],
+            b"000000000000000ab\n",
+            b"00000000000000g0\n",
+            b"",
+            b"\n",
+            b"+0000000000000ab\n",
+        ] {
+            assert_eq!(parse_owner(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use metis_memory_core::lock::{LEASE_NANOS, is_pending_lock_of, is_temp_of, temp_name};
+use metis_memory_core::lock::{
+    BREAK_LEASE_NANOS, LEASE_NANOS, break_lock_name, is_pending_lock_of, is_temp_of, temp_name,
+};
 use metis_memory_core::{MemoryFile, StoreError};
 use wasip2::filesystem::preopens::get_directories;
 use wasip2::filesystem::types::{
@@ -155,14 +157,18 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
 
 /// Removes what crashed or trapped writers of `file` left behind. Only the lock holder
 /// writes temporary files, so under the lock every one is stale; a pending lock file is
-/// another writer's attempt in progress unless it is older than a lease.
+/// another writer's attempt in progress unless it is older than a lease; a break lock
+/// older than its own lease belongs to a breaker that died (which no later waiter would
+/// otherwise look at, since it only looks when it finds the lock stale).
 fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
     let Ok(entries) = dir.read_directory() else {
         return;
     };
     while let Ok(Some(entry)) = entries.read_directory_entry() {
+        let stale = |lease| is_stale(dir, &entry.name, lease);
         if is_temp_of(file, &entry.name)
-            || (is_pending_lock_of(file, &entry.name) && is_stale(dir, &entry.name, LEASE_NANOS))
+            || (is_pending_lock_of(file, &entry.name) && stale(LEASE_NANOS))
+            || (entry.name == break_lock_name(file) && stale(BREAK_LEASE_NANOS))
         {
             let _ = dir.unlink_file_at(&entry.name);
         }

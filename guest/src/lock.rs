@@ -2,32 +2,36 @@
 //! breaking of a stale one (the protocol is in the README's "Concurrent writers").
 //!
 //! wasi:filesystem 0.2 has no locks, so everything here is built from operations every
-//! host implements atomically: exclusive create, unlink, stat and file identity.
-
-use alloc::format;
+//! host implements atomically: exclusive create, hard link, unlink and stat. A lock is
+//! told from the next one by its owner's token, written in it: tokens are never reused,
+//! where inode numbers are.
 
 use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
-    BREAK_LEASE_NANOS, LEASE_NANOS, WAIT_NANOS, backoff_nanos, break_lock_name, lease_expired,
-    lock_name, may_commit, pending_lock_name,
+    BREAK_LEASE_NANOS, LEASE_NANOS, OWNER_TEXT_BYTES, WAIT_NANOS, backoff_nanos, break_lock_name,
+    lease_expired, lock_name, may_commit, owner_text, parse_owner, pending_lock_name,
+    watched_too_long,
 };
 use wasip2::clocks::{monotonic_clock, wall_clock};
-use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+use wasip2::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+};
 
 use crate::fs::io_error;
-
-/// A file's identity (a hash of its device and inode): tells one lock file from the next.
-type Identity = (u64, u64);
 
 /// The lock on one file, held from before the read until after the rename.
 pub struct WriteLock<'a> {
     dir: &'a Descriptor,
     file: MemoryFile,
-    /// Which lock file is ours: a breaker may have replaced the one at our path.
-    identity: Identity,
-    /// Wall-clock time the lock file was created: the start of our lease.
+    /// Our owner token, which the lock file holds while the lock is ours.
+    token: u64,
+    /// Wall-clock time the lock file was created: the start of our lease as other
+    /// processes see it (from the file's date).
     taken_nanos: u64,
+    /// Monotonic time just after the lock was taken: the start of our lease as we count
+    /// it, so that no clock step lets us commit after a waiter may have broken the lock.
+    taken_mono: u64,
 }
 
 impl<'a> WriteLock<'a> {
@@ -37,11 +41,12 @@ impl<'a> WriteLock<'a> {
         let name = lock_name(file);
         let token = owner_token();
         let deadline = monotonic_clock::now().saturating_add(WAIT_NANOS);
+        let mut watches = Watches::default();
         for attempt in 0.. {
             if let Some(lock) = Self::try_take(dir, file, &name, token)? {
                 return Ok(lock);
             }
-            break_if_stale(dir, file);
+            break_if_stale(dir, file, token, &mut watches);
             if monotonic_clock::now() >= deadline {
                 return Err(StoreError::Busy { file });
             }
@@ -64,31 +69,27 @@ impl<'a> WriteLock<'a> {
         let pending = pending_lock_name(file, token);
         let fd = create_exclusive(dir, &pending).map_err(|c| io_error(file, "create lock", c))?;
         let taken = fd
-            .write(format!("{token:016x}\n").as_bytes(), 0)
+            .write(owner_text(token).as_bytes(), 0)
             .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name));
         let lock = match taken {
-            Ok(()) => {
-                let held = fd
-                    .metadata_hash()
-                    .and_then(|hash| Ok(((hash.lower, hash.upper), fd.stat()?)));
-                match held {
-                    Ok((identity, stat)) => Ok(Some(WriteLock {
-                        dir,
-                        file,
-                        identity,
-                        taken_nanos: stat
-                            .data_modification_timestamp
-                            .map_or_else(wall_now, nanos),
-                    })),
-                    // The lock is in place but we cannot tell it from the next holder's:
-                    // give it back now (it was linked a moment ago, far inside its lease)
-                    // rather than leave it to block every writer until the lease ends.
-                    Err(code) => {
-                        let _ = dir.unlink_file_at(name);
-                        Err(code)
-                    }
+            Ok(()) => match fd.stat() {
+                Ok(stat) => Ok(Some(WriteLock {
+                    dir,
+                    file,
+                    token,
+                    taken_nanos: stat
+                        .data_modification_timestamp
+                        .map_or_else(wall_now, nanos),
+                    taken_mono: monotonic_clock::now(),
+                })),
+                // The lock is in place but we do not know when our lease started: give it
+                // back now (it was linked a moment ago, far inside any lease) rather than
+                // leave it to block every writer until the lease ends.
+                Err(code) => {
+                    let _ = dir.unlink_file_at(name);
+                    Err(code)
                 }
-            }
+            },
             Err(ErrorCode::Exist) => Ok(None),
             Err(code) => Err(code),
         };
@@ -99,17 +100,22 @@ impl<'a> WriteLock<'a> {
     /// Whether we still hold the lock with enough lease left to commit; checked right
     /// before the rename that makes a write visible.
     pub fn check_can_commit(&self) -> Result<(), StoreError> {
-        if may_commit(self.taken_nanos, wall_now()) && self.is_ours() {
+        if self.inside_lease() && self.is_ours() {
             Ok(())
         } else {
             Err(StoreError::Busy { file: self.file })
         }
     }
 
+    /// Whether enough of our lease is left to commit, by both clocks.
+    fn inside_lease(&self) -> bool {
+        may_commit(self.taken_nanos, wall_now())
+            && may_commit(self.taken_mono, monotonic_clock::now())
+    }
+
+    /// Whether the lock file holds our token.
     fn is_ours(&self) -> bool {
-        self.dir
-            .metadata_hash_at(PathFlags::empty(), &lock_name(self.file))
-            .is_ok_and(|h| (h.lower, h.upper) == self.identity)
+        read_owner(self.dir, &lock_name(self.file)) == Some(self.token)
     }
 }
 
@@ -117,31 +123,60 @@ impl Drop for WriteLock<'_> {
     /// Releases the lock if it is still ours and still well inside its lease (so no
     /// breaker can be removing it at the same time); otherwise it is left to expire.
     fn drop(&mut self) {
-        if may_commit(self.taken_nanos, wall_now()) && self.is_ours() {
+        if self.inside_lease() && self.is_ours() {
             let _ = self.dir.unlink_file_at(&lock_name(self.file));
         }
     }
 }
 
+/// What a waiter has seen of one lock file: its owner, and since when on the monotonic
+/// clock. A lock seen unchanged for longer than a lease is stale whatever its date says,
+/// so a clock that stepped back cannot make a dead writer's lock last.
+#[derive(Default)]
+struct Watch(Option<(Option<u64>, u64)>);
+
+impl Watch {
+    /// Notes that `owner`'s lock is there; whether it has been, unchanged, for over `lease`.
+    fn seen_longer_than(&mut self, owner: Option<u64>, lease: u64) -> bool {
+        let now = monotonic_clock::now();
+        match self.0 {
+            Some((seen, since)) if seen == owner => watched_too_long(since, now, lease),
+            _ => {
+                self.0 = Some((owner, now));
+                false
+            }
+        }
+    }
+}
+
+/// A waiter's watches on the lock and on the break lock.
+#[derive(Default)]
+struct Watches {
+    lock: Watch,
+    breaker: Watch,
+}
+
 /// Removes the lock on `file` if its lease has expired. Breakers are serialised by the
-/// break lock, and re-check under it that the lock is still the stale one they saw, so a
-/// fresh lock taken meanwhile is never removed.
-fn break_if_stale(dir: &Descriptor, file: MemoryFile) {
+/// break lock, and re-check under it that the lock still has the stale owner they saw, so
+/// a fresh lock taken meanwhile (a new token) is never removed.
+fn break_if_stale(dir: &Descriptor, file: MemoryFile, token: u64, watches: &mut Watches) {
     let name = lock_name(file);
-    let Some(stale) = stale_identity(dir, &name, LEASE_NANOS) else {
+    let Some(owner) = stale_owner(dir, &name, LEASE_NANOS, &mut watches.lock) else {
         return;
     };
     let break_name = break_lock_name(file);
     match create_exclusive(dir, &break_name) {
-        Ok(_) => {
-            if stale_identity(dir, &name, LEASE_NANOS) == Some(stale) {
+        Ok(fd) => {
+            // Our token in the break lock lets other waiters watch it too.
+            let _ = fd.write(owner_text(token).as_bytes(), 0);
+            if read_owner(dir, &name) == owner {
                 let _ = dir.unlink_file_at(&name);
             }
             let _ = dir.unlink_file_at(&break_name);
         }
         // A breaker that died between its two unlinks leaves the break lock behind.
         Err(ErrorCode::Exist) => {
-            if stale_identity(dir, &break_name, BREAK_LEASE_NANOS).is_some() {
+            if stale_owner(dir, &break_name, BREAK_LEASE_NANOS, &mut watches.breaker).is_some() {
                 let _ = dir.unlink_file_at(&break_name);
             }
         }
@@ -149,18 +184,48 @@ fn break_if_stale(dir: &Descriptor, file: MemoryFile) {
     }
 }
 
-/// Whether the file `name` is older than `lease_nanos`.
+/// Whether the file `name` has outlived `lease_nanos` by its date (see `lease_expired`).
 pub fn is_stale(dir: &Descriptor, name: &str, lease_nanos: u64) -> bool {
-    stale_identity(dir, name, lease_nanos).is_some()
+    dir.stat_at(PathFlags::empty(), name)
+        .ok()
+        .and_then(|stat| stat.data_modification_timestamp)
+        .is_some_and(|taken| lease_expired(nanos(taken), wall_now(), lease_nanos))
 }
 
-/// The identity of the file `name` if it is older than `lease_nanos`.
-fn stale_identity(dir: &Descriptor, name: &str, lease_nanos: u64) -> Option<Identity> {
-    let hash = dir.metadata_hash_at(PathFlags::empty(), name).ok()?;
-    let identity = (hash.lower, hash.upper);
+/// The owner of the lock file `name` (if its content names one) when the lock is stale:
+/// dated more than a lease ago (or ahead), or watched unchanged for more than a lease.
+fn stale_owner(
+    dir: &Descriptor,
+    name: &str,
+    lease_nanos: u64,
+    watch: &mut Watch,
+) -> Option<Option<u64>> {
+    dir.stat_at(PathFlags::empty(), name).ok()?;
+    let owner = read_owner(dir, name);
+    let watched = watch.seen_longer_than(owner, lease_nanos);
+    (watched || is_stale(dir, name, lease_nanos)).then_some(owner)
+}
+
+/// The token in the lock file `name`, if it is a regular file holding one. Never follows
+/// a link, and never opens anything but a regular file (a FIFO would block the open).
+fn read_owner(dir: &Descriptor, name: &str) -> Option<u64> {
     let stat = dir.stat_at(PathFlags::empty(), name).ok()?;
-    let taken = nanos(stat.data_modification_timestamp?);
-    lease_expired(taken, wall_now(), lease_nanos).then_some(identity)
+    if stat.type_ != DescriptorType::RegularFile {
+        return None;
+    }
+    let fd = dir
+        .open_at(
+            PathFlags::empty(),
+            name,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+        )
+        .ok()?;
+    if fd.get_type().ok()? != DescriptorType::RegularFile {
+        return None;
+    }
+    let (content, _) = fd.read(OWNER_TEXT_BYTES, 0).ok()?;
+    parse_owner(&content)
 }
 
 /// This call's owner token: the host's (`METIS_MEMORY_OWNER`, hex), so that it can remove

@@ -111,6 +111,6 @@ wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-dura
 wasi:clocks/wall-clock@0.2.12: datetime now
 wasi:random/random@0.2.12: get-random-u64
 wasi:cli/environment@0.2.12: get-environment
-wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.link-at [method]descriptor.metadata-hash [method]descriptor.metadata-hash-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count metadata-hash-value open-flags path-flags
+wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.link-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count open-flags path-flags
 wasi:filesystem/preopens@0.2.12: descriptor get-directories
 ";

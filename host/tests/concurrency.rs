@@ -4,8 +4,9 @@ mod common;
 
 use std::collections::HashMap;
 use std::fs;
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -30,9 +31,24 @@ fn plant(t: &TestWorkspace, name: &str, taken: SystemTime) {
     file.set_modified(taken).unwrap();
 }
 
-/// A lock that stays live for the whole test: its lease starts an hour from now.
+/// A lock taken just now, by a writer that is (as far as its lease can tell) alive.
 fn live() -> SystemTime {
-    SystemTime::now() + Duration::from_secs(3600)
+    SystemTime::now()
+}
+
+/// A hook that hands the lock to a new live writer before each of this writer's attempts
+/// to take it: a stream of writers each holding it briefly, so the lock is never stale.
+fn a_new_holder_before_each_attempt(metis: PathBuf) -> FaultHook {
+    let next = AtomicU64::new(1);
+    FaultHook::new(move |call| {
+        if call.function == "link-at" && call.to == Some(LOCK) {
+            let token = next.fetch_add(1, Ordering::SeqCst);
+            let fresh = metis.join("next-holder");
+            fs::write(&fresh, format!("{token:016x}\n")).unwrap();
+            fs::rename(&fresh, metis.join(LOCK)).unwrap();
+        }
+        None
+    })
 }
 
 fn ago(age: Duration) -> SystemTime {
@@ -113,18 +129,20 @@ fn a_live_lock_makes_a_writer_busy_and_changes_nothing() {
     let t = TestWorkspace::new();
     t.put(M, "kept\n");
     plant(&t, LOCK, live());
-    let before = t.snapshot();
-    let (error, message) = store_error(t.ws.add_entry(M, "blocked"));
+    let busy_writer =
+        t.ws.clone()
+            .with_fault_hook(a_new_holder_before_each_attempt(t.metis()));
+    let started = Instant::now();
+    let (error, message) = store_error(busy_writer.add_entry(M, "blocked"));
     assert_eq!(error, StoreError::Busy);
     assert_eq!(
         message,
         "MEMORY.md is being written by another process; try again"
     );
-    assert_eq!(
-        t.snapshot(),
-        before,
-        "the live lock and the file are untouched"
-    );
+    // It gave up after waiting its 5 s, not at once.
+    assert!(started.elapsed() >= Duration::from_secs(5) - Duration::from_millis(50));
+    assert_eq!(t.bytes(M).unwrap(), b"kept\n");
+    assert_eq!(t.metis_names(), [LOCK, "MEMORY.md"], "nothing else left");
 }
 
 #[test]
@@ -291,5 +309,91 @@ fn a_trapped_call_leaves_another_writers_lock_alone() {
         t.snapshot(),
         before,
         "the other writer's lock is still there"
+    );
+}
+
+// A crash followed by the clock stepping back leaves a lock dated in the future. It must
+// cost at most one lease: a lock dated more than a lease ahead is stale at once, and one
+// dated less than that is stale once a waiter has watched it, unchanged, for a lease.
+#[test]
+fn a_lock_dated_in_the_future_costs_at_most_one_lease() {
+    let t = TestWorkspace::new();
+    t.ws.read(M).unwrap(); // the component is compiled before the clock starts
+    plant(&t, LOCK, SystemTime::now() + Duration::from_secs(3600));
+    let started = Instant::now();
+    t.ws.add_entry(M, "an hour ahead").unwrap();
+    assert!(
+        started.elapsed() < LEASE / 2,
+        "took {:?}",
+        started.elapsed()
+    );
+
+    plant(&t, LOCK, SystemTime::now() + LEASE);
+    let started = Instant::now();
+    t.ws.add_entry(M, "a lease ahead").unwrap();
+    let waited = started.elapsed();
+    // Watched for a lease, then broken: before the 5 s wait would have given up.
+    assert!(
+        waited >= LEASE - Duration::from_millis(50),
+        "took {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(5), "took {waited:?}");
+    assert_eq!(t.bytes(M).unwrap(), b"an hour ahead\na lease ahead\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+// The same for a break lock a dead breaker left dated in the future, in front of a stale
+// lock: it may not stop the stale lock from being broken.
+#[test]
+fn a_break_lock_dated_in_the_future_does_not_block_breaking() {
+    let t = TestWorkspace::new();
+    plant(&t, LOCK, ago(LEASE * 3));
+    plant(
+        &t,
+        ".MEMORY.md.lock.break",
+        SystemTime::now() + Duration::from_secs(3600),
+    );
+    t.ws.add_entry(M, "x").unwrap();
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+// A breaker killed after removing the stale lock but before removing its break lock
+// leaves the break lock with no lock in front of it: no waiter ever looks at it, so the
+// next writer's clean-up must.
+#[test]
+fn a_break_lock_left_without_a_lock_is_removed_by_the_next_writer() {
+    let t = TestWorkspace::new();
+    plant(&t, ".MEMORY.md.lock.break", ago(LEASE));
+    t.ws.add_entry(M, "x").unwrap();
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+// A lock is told from the next by its owner's token, not its inode number, which ext4
+// hands to the next new file at once. Here the lock is rewritten in place (the same inode
+// for certain) with another writer's token while the holder syncs: the holder must not
+// commit, nor remove the other writer's lock.
+#[test]
+fn a_holder_whose_lock_file_was_reused_for_another_writer_does_not_commit() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let metis = t.metis();
+    let swapped = AtomicBool::new(false);
+    let hook = FaultHook::new(move |call| {
+        if call.function == "sync" && !swapped.swap(true, Ordering::SeqCst) {
+            let lock = fs::File::options()
+                .write(true)
+                .truncate(true)
+                .open(metis.join(LOCK))
+                .unwrap();
+            std::io::Write::write_all(&mut &lock, b"0123456789abcdef\n").unwrap();
+        }
+        None
+    });
+    let (error, _) = store_error(t.ws.clone().with_fault_hook(hook).add_entry(M, "late"));
+    assert_eq!(error, StoreError::Busy);
+    assert_eq!(t.bytes(M).unwrap(), b"kept\n");
+    assert_eq!(
+        fs::read_to_string(t.metis().join(LOCK)).unwrap(),
+        "0123456789abcdef\n"
     );
 }

@@ -126,7 +126,7 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
     run(&t.ws.clone().with_fault_hook(hook)).unwrap();
     assert_eq!(t.bytes(M).unwrap(), new, "{name}");
     let calls: Vec<Recorded> = log.lock().unwrap().clone();
-    let rename = check_commit_order(name, &calls);
+    let (synced, rename) = check_commit_order(name, &calls);
 
     let (mut trapped, mut failed, mut new_after_trap, mut tolerated) = (0, 0, 0, 0);
     for (index, call) in calls.iter().enumerate() {
@@ -146,14 +146,9 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
                     .path
                     .as_deref()
                     .is_some_and(|p| p.starts_with(".MEMORY.md.lock.")));
-        // The commit check failing means "the lock may not be ours": busy, not I/O.
-        let commit_check = index < rename
-            && call.function == "metadata-hash-at"
-            && call.path.as_deref() == Some(".MEMORY.md.lock")
-            && calls[index + 1..]
-                .iter()
-                .position(|c| c.function == "rename-at")
-                == Some(0);
+        // The commit check (reading the lock's owner, between the temporary file's sync
+        // and the rename) failing means "the lock may not be ours": busy, not I/O.
+        let commit_check = synced < index && index < rename;
         for &fault in faults {
             let at = format!(
                 "{name}: {fault:?} at call {index} ({} {:?})",
@@ -194,7 +189,7 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
             // lock as its own, left for its lease to expire).
             let leftovers = age_leftovers(&t);
             let may_leave = matches!(fault, Fault::Fail(_))
-                && matches!(call.function, "unlink-file-at" | "metadata-hash-at");
+                && (call.function == "unlink-file-at" || index as usize > rename);
             assert!(
                 leftovers.is_empty() || may_leave,
                 "{at}: left behind {leftovers:?}"
@@ -215,8 +210,8 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
 
 /// The durable commit, in order: the temporary file is created, written and synced, the
 /// lock is checked, the temporary file renamed over the target, the directory synced.
-/// Returns the index of the rename.
-fn check_commit_order(name: &str, calls: &[Recorded]) -> usize {
+/// Returns the indexes of the temporary file's sync and of the rename.
+fn check_commit_order(name: &str, calls: &[Recorded]) -> (usize, usize) {
     let is_temp = |c: &Recorded| c.path.as_deref().is_some_and(|p| p.ends_with(".tmp"));
     type Step<'a> = (&'a str, &'a dyn Fn(&Recorded) -> bool);
     let steps: [Step; 6] = [
@@ -225,8 +220,8 @@ fn check_commit_order(name: &str, calls: &[Recorded]) -> usize {
         }),
         ("write it", &|c| c.function == "write"),
         ("sync it", &|c| c.function == "sync"),
-        ("check the lock", &|c| {
-            c.function == "metadata-hash-at" && c.path.as_deref() == Some(".MEMORY.md.lock")
+        ("read the lock's owner", &|c| {
+            c.function == "open-at" && c.path.as_deref() == Some(".MEMORY.md.lock")
         }),
         ("rename it over the file", &|c| {
             c.function == "rename-at" && is_temp(c) && c.to.as_deref() == Some("MEMORY.md")
@@ -234,16 +229,18 @@ fn check_commit_order(name: &str, calls: &[Recorded]) -> usize {
         ("sync the directory", &|c| c.function == "sync"),
     ];
     let mut at = 0;
-    let mut rename = 0;
+    let (mut synced, mut rename) = (0, 0);
     for (step, matches) in steps {
         let found = calls[at..].iter().position(matches);
         let offset = found.unwrap_or_else(|| panic!("{name}: no call to {step}: {calls:?}"));
         at += offset + 1;
-        if step.starts_with("rename") {
-            rename = at - 1;
+        match step {
+            "sync it" => synced = at - 1,
+            "rename it over the file" => rename = at - 1,
+            _ => {}
         }
     }
-    rename
+    (synced, rename)
 }
 
 /// A small xorshift generator: kill moments need only be spread, not secret.
