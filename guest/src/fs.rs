@@ -113,6 +113,10 @@ impl MetisDir {
                 dir.rename_at(&temp_name, dir, file.file_name())
                     .map_err(|code| match code {
                         ErrorCode::IsDirectory => StoreError::NotARegularFile { file },
+                        // Our temporary file is gone: we stalled past our lease after the
+                        // commit check, and the writer who broke the lock cleaned it up.
+                        // Nothing was written; another process has the file.
+                        ErrorCode::NoEntry => StoreError::Busy { file },
                         code => io_error(file, "rename", code),
                     })
             });

@@ -90,7 +90,9 @@ impl<'a> WriteLock<'a> {
                     Err(code)
                 }
             },
-            Err(ErrorCode::Exist) => Ok(None),
+            // A lock exists; or our pending file is gone because we stalled past a lease
+            // after creating it and another writer cleaned it up: try again either way.
+            Err(ErrorCode::Exist | ErrorCode::NoEntry) => Ok(None),
             Err(code) => Err(code),
         };
         let _ = dir.unlink_file_at(&pending);

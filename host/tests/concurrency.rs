@@ -397,3 +397,46 @@ fn a_holder_whose_lock_file_was_reused_for_another_writer_does_not_commit() {
         "0123456789abcdef\n"
     );
 }
+
+// A holder that stalls after its commit check, past its lease, finds its temporary file
+// removed by the writer who broke its lock: nothing was written, and the truthful answer
+// is `busy` (try again), not an I/O error.
+#[test]
+fn a_holder_whose_temporary_file_was_cleaned_up_reports_busy() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let metis = t.metis();
+    let hook = FaultHook::new(move |call| {
+        if call.function == "rename-at" {
+            fs::remove_file(metis.join(call.path.unwrap())).unwrap();
+        }
+        None
+    });
+    let (error, _) = store_error(t.ws.clone().with_fault_hook(hook).add_entry(M, "late"));
+    assert_eq!(error, StoreError::Busy);
+    assert_eq!(t.bytes(M).unwrap(), b"kept\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+// A writer that stalls between creating its pending lock file and linking it, past a
+// lease, finds the file removed as stale by another writer's clean-up: it tries again
+// rather than failing with an I/O error.
+#[test]
+fn a_writer_whose_pending_lock_was_cleaned_up_tries_again() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let metis = t.metis();
+    let removed = AtomicBool::new(false);
+    let hook = FaultHook::new(move |call| {
+        if call.function == "link-at" && !removed.swap(true, Ordering::SeqCst) {
+            fs::remove_file(metis.join(call.path.unwrap())).unwrap();
+        }
+        None
+    });
+    t.ws.clone()
+        .with_fault_hook(hook)
+        .add_entry(M, "second try")
+        .unwrap();
+    assert_eq!(t.bytes(M).unwrap(), b"kept\nsecond try\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
