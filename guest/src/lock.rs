@@ -70,7 +70,15 @@ impl<'a> WriteLock<'a> {
         let fd = create_exclusive(dir, &pending).map_err(|c| io_error(file, "create lock", c))?;
         let taken = fd
             .write(owner_text(token).as_bytes(), 0)
-            .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name));
+            .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name))
+            .or_else(|code| match code {
+                // vfat/exFAT, some FUSE, SMB and VM shared folders refuse hard links.
+                ErrorCode::NotPermitted
+                | ErrorCode::CrossDevice
+                | ErrorCode::Unsupported
+                | ErrorCode::TooManyLinks => take_without_link(dir, name, token),
+                code => Err(code),
+            });
         let lock = match taken {
             Ok(()) => match fd.stat() {
                 Ok(stat) => Ok(Some(WriteLock {
@@ -129,6 +137,20 @@ impl Drop for WriteLock<'_> {
             let _ = self.dir.unlink_file_at(&lock_name(self.file));
         }
     }
+}
+
+/// Takes the lock where hard links are refused: the lock file itself is created (which
+/// fails if a lock exists), then given our token. Between the two it has no owner; a
+/// waiter treats an ownerless lock like any other, stale only by its date or its watch,
+/// so what is lost is that a writer killed in that moment leaves a lock that costs a
+/// lease and that the host cannot attribute to the trapped call.
+fn take_without_link(dir: &Descriptor, name: &str, token: u64) -> Result<(), ErrorCode> {
+    let lock = create_exclusive(dir, name)?;
+    lock.write(owner_text(token).as_bytes(), 0)
+        .map(drop)
+        .inspect_err(|_| {
+            let _ = dir.unlink_file_at(name);
+        })
 }
 
 /// What a waiter has seen of one lock file: its owner, and since when on the monotonic

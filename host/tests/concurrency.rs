@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::{EMPTY_SHA256, TestWorkspace, recorder, sha256_hex, store_error};
-use metis_memory::faults::{Fault, FaultHook};
+use metis_memory::faults::{ErrorCode, Fault, FaultHook};
 use metis_memory::{Error, MemoryFile, StoreError};
 use serde_json::Value;
 
@@ -438,5 +438,81 @@ fn a_writer_whose_pending_lock_was_cleaned_up_tries_again() {
         .add_entry(M, "second try")
         .unwrap();
     assert_eq!(t.bytes(M).unwrap(), b"kept\nsecond try\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+/// A hook that refuses every hard link with `code`, as vfat, exFAT, SMB mounts and VM
+/// shared folders do, and otherwise lets calls run (and passes them to `then`).
+fn no_hard_links(
+    code: ErrorCode,
+    then: impl Fn(&metis_memory::faults::WasiCall<'_>) -> Option<Fault> + Send + Sync + 'static,
+) -> FaultHook {
+    FaultHook::new(move |call| match call.function {
+        "link-at" => Some(Fault::Fail(code)),
+        _ => then(call),
+    })
+}
+
+// Where hard links are refused (EPERM, EXDEV, EOPNOTSUPP, EMLINK) the lock is created
+// directly: writes still work and leave nothing behind.
+#[test]
+fn writes_work_where_hard_links_are_refused() {
+    let codes = [
+        ErrorCode::NotPermitted,
+        ErrorCode::CrossDevice,
+        ErrorCode::Unsupported,
+        ErrorCode::TooManyLinks,
+    ];
+    for code in codes {
+        let t = TestWorkspace::new();
+        let ws = t.ws.clone().with_fault_hook(no_hard_links(code, |_| None));
+        ws.add_entry(M, "one").unwrap();
+        ws.add_entry(M, "two").unwrap();
+        assert_eq!(t.bytes(M).unwrap(), b"one\ntwo\n", "{code:?}");
+        assert_eq!(t.metis_names(), ["MEMORY.md"], "{code:?}");
+    }
+}
+
+// Without hard links the lock still excludes: writer A is held before its rename until
+// writer B has found the lock taken; B must wait and write on top of A's write.
+#[test]
+fn without_hard_links_a_contended_writer_still_waits() {
+    let t = TestWorkspace::new();
+    t.put(M, "first\n");
+    let (holding_tx, holding_rx) = mpsc::channel::<()>();
+    let (tried_tx, tried_rx) = mpsc::channel::<()>();
+    let tried_rx = Mutex::new(tried_rx);
+    let a =
+        t.ws.clone()
+            .with_fault_hook(no_hard_links(ErrorCode::NotPermitted, move |call| {
+                if call.function != "rename-at" {
+                    return None;
+                }
+                holding_tx.send(()).unwrap();
+                let waited = tried_rx
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_secs(60));
+                waited.err().map(|_| Fault::Trap)
+            }));
+    let writer_a = thread::spawn(move || a.add_entry(M, "from A"));
+    holding_rx.recv().unwrap();
+    let tried_tx = Mutex::new(Some(tried_tx));
+    let b =
+        t.ws.clone()
+            .with_fault_hook(no_hard_links(ErrorCode::NotPermitted, move |call| {
+                // B looks at the lock's owner only after failing to create the lock itself.
+                if call.function == "stat-at"
+                    && call.path == Some(LOCK)
+                    && let Some(tx) = tried_tx.lock().unwrap().take()
+                {
+                    tx.send(()).unwrap();
+                }
+                None
+            }));
+    let from_b = b.add_entry(M, "from B").expect("B waits for the lock");
+    let from_a = writer_a.join().unwrap().expect("A commits");
+    assert_eq!(from_b.before_hash, from_a.after_hash, "B wrote on top of A");
+    assert_eq!(t.bytes(M).unwrap(), b"first\nfrom A\nfrom B\n");
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
