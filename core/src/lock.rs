@@ -30,6 +30,17 @@ pub fn pending_lock_name(file: MemoryFile, token: u64) -> String {
     format!(".{}.lock.{token:016x}", file.file_name())
 }
 
+/// `.MEMORY.md.lock.{16 hex}.aside`: where a releaser or breaker moves the lock to
+/// inspect it, so that what it removes is exactly what it inspected.
+pub fn aside_name(file: MemoryFile, token: u64) -> String {
+    format!(".{}.lock.{token:016x}.aside", file.file_name())
+}
+
+/// Whether `name` is a lock moved aside for `file` (any releaser's or breaker's).
+pub fn is_aside_of(file: MemoryFile, name: &str) -> bool {
+    token_between(name, &format!(".{}.lock.", file.file_name()), ".aside")
+}
+
 /// `.MEMORY.md.lock.break`: held (briefly) by whoever removes a stale lock.
 pub fn break_lock_name(file: MemoryFile) -> String {
     format!(".{}.lock.break", file.file_name())
@@ -128,6 +139,17 @@ mod tests {
             ".MEMORY.md.lock.break"
         ));
         assert!(!is_temp_of(MemoryFile::Memory, &pending));
+        let aside = aside_name(MemoryFile::Memory, 0xabc);
+        assert_eq!(aside, ".MEMORY.md.lock.0000000000000abc.aside");
+        assert!(is_aside_of(MemoryFile::Memory, &aside));
+        assert!(!is_aside_of(MemoryFile::User, &aside));
+        assert!(!is_aside_of(MemoryFile::Memory, &pending));
+        assert!(!is_pending_lock_of(MemoryFile::Memory, &aside));
+        assert!(!is_temp_of(MemoryFile::Memory, &aside));
+        assert!(!is_aside_of(
+            MemoryFile::Memory,
+            ".MEMORY.md.lock.abc.aside"
+        ));
     }
 
     #[test]

@@ -6,7 +6,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use metis_memory_core::lock::{
-    BREAK_LEASE_NANOS, LEASE_NANOS, break_lock_name, is_pending_lock_of, is_temp_of, temp_name,
+    BREAK_LEASE_NANOS, LEASE_NANOS, break_lock_name, is_aside_of, is_pending_lock_of, is_temp_of,
+    temp_name,
 };
 use metis_memory_core::{MemoryFile, StoreError};
 use wasip2::filesystem::preopens::get_directories;
@@ -173,6 +174,7 @@ fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
         if is_temp_of(file, &entry.name)
             || (is_pending_lock_of(file, &entry.name) && stale(LEASE_NANOS))
             || (entry.name == break_lock_name(file) && stale(BREAK_LEASE_NANOS))
+            || (is_aside_of(file, &entry.name) && stale(LEASE_NANOS))
         {
             let _ = dir.unlink_file_at(&entry.name);
         }

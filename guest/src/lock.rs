@@ -9,9 +9,9 @@
 use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
-    BREAK_LEASE_NANOS, LEASE_NANOS, OWNER_TEXT_BYTES, WAIT_NANOS, backoff_nanos, break_lock_name,
-    lease_expired, lock_name, may_commit, owner_text, parse_owner, pending_lock_name,
-    watched_too_long,
+    BREAK_LEASE_NANOS, LEASE_NANOS, OWNER_TEXT_BYTES, WAIT_NANOS, aside_name, backoff_nanos,
+    break_lock_name, lease_expired, lock_name, may_commit, owner_text, parse_owner,
+    pending_lock_name, watched_too_long,
 };
 use wasip2::clocks::{monotonic_clock, wall_clock};
 use wasip2::filesystem::types::{
@@ -134,7 +134,8 @@ impl Drop for WriteLock<'_> {
     /// breaker can be removing it at the same time); otherwise it is left to expire.
     fn drop(&mut self) {
         if self.inside_lease() && self.is_ours() {
-            let _ = self.dir.unlink_file_at(&lock_name(self.file));
+            let name = lock_name(self.file);
+            remove_if_owned(self.dir, self.file, &name, Some(self.token), self.token);
         }
     }
 }
@@ -193,9 +194,7 @@ fn break_if_stale(dir: &Descriptor, file: MemoryFile, token: u64, watches: &mut 
         Ok(fd) => {
             // Our token in the break lock lets other waiters watch it too.
             let _ = fd.write(owner_text(token).as_bytes(), 0);
-            if read_owner(dir, &name) == owner {
-                let _ = dir.unlink_file_at(&name);
-            }
+            remove_if_owned(dir, file, &name, owner, token);
             let _ = dir.unlink_file_at(&break_name);
         }
         // A breaker that died between its two unlinks leaves the break lock behind.
@@ -206,6 +205,34 @@ fn break_if_stale(dir: &Descriptor, file: MemoryFile, token: u64, watches: &mut 
         }
         Err(_) => {}
     }
+}
+
+/// Removes the lock file `name` if `owner` owns it. Checking and then unlinking by name
+/// would remove whatever lock stands there by the time of the unlink (a stalled releaser
+/// or breaker would remove the next holder's), so the lock is first moved aside to a name
+/// of our own, atomically, and what was moved is inspected: removed if it is `owner`'s,
+/// put back otherwise (unless a new lock was taken meanwhile; its holder then finds at
+/// its commit check that the lock is not its own, and gets `busy`).
+fn remove_if_owned(dir: &Descriptor, file: MemoryFile, name: &str, owner: Option<u64>, token: u64) {
+    let aside = aside_name(file, token);
+    if dir.rename_at(name, dir, &aside).is_err() {
+        return;
+    }
+    if read_owner(dir, &aside) != owner {
+        let put_back = dir.link_at(PathFlags::empty(), &aside, dir, name);
+        if matches!(
+            put_back,
+            Err(ErrorCode::NotPermitted
+                | ErrorCode::CrossDevice
+                | ErrorCode::Unsupported
+                | ErrorCode::TooManyLinks)
+        ) {
+            // No hard links: a rename puts it back, over a lock taken meanwhile if any.
+            let _ = dir.rename_at(&aside, dir, name);
+            return;
+        }
+    }
+    let _ = dir.unlink_file_at(&aside);
 }
 
 /// Whether the file `name` has outlived `lease_nanos` by its date (see `lease_expired`).

@@ -229,16 +229,20 @@ impl Workspace {
     }
 
     /// A trapped instance cannot release its lock or remove its temporary file; both are
-    /// named after `owner`, so exactly this call's are removed (no one else can hold a
-    /// lock whose file still holds our token).
+    /// named after `owner`, so exactly this call's are removed. The lock is moved aside
+    /// to this call's own name before it is inspected (never followed if it is a link,
+    /// never read beyond a token's length), so what is removed is what was inspected; a
+    /// lock that turns out to be another writer's is put back.
     fn clean_up_after_trap(&self, owner: u64) {
         let metis = self.metis_dir();
-        let token = format!("{owner:016x}");
         for file in core::MemoryFile::ALL {
             let lock = metis.join(core::lock::lock_name(file));
-            if fs::read_to_string(&lock).is_ok_and(|held_by| held_by.trim() == token) {
-                let _ = fs::remove_file(&lock);
+            let aside = metis.join(core::lock::aside_name(file, owner));
+            if fs::rename(&lock, &aside).is_ok() && lock_owner(&aside) != Some(owner) {
+                // Another writer's: put it back, unless a new lock was taken meanwhile.
+                let _ = fs::hard_link(&aside, &lock);
             }
+            let _ = fs::remove_file(&aside);
             let _ = fs::remove_file(metis.join(core::lock::pending_lock_name(file, owner)));
             let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
         }
@@ -291,4 +295,30 @@ impl Workspace {
             ))),
         }
     }
+}
+
+/// The owner token in the lock file at `path`, if it is a regular file (not followed if
+/// it is a link) whose first bytes are an owner text.
+fn lock_owner(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    #[cfg(unix)]
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::File::options()
+            .read(true)
+            // Not through a link; and a FIFO planted there must not block the open.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .ok()?
+    };
+    #[cfg(not(unix))]
+    let file = fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut content = Vec::new();
+    file.take(core::lock::OWNER_TEXT_BYTES)
+        .read_to_end(&mut content)
+        .ok()?;
+    core::lock::parse_owner(&content)
 }

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -200,7 +200,7 @@ fn a_writer_that_finds_the_lock_held_waits_for_it() {
     let (tried_tx, tried_rx) = mpsc::channel::<()>();
     let tried_rx = Mutex::new(tried_rx);
     let a = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
-        if call.function != "rename-at" {
+        if call.function != "rename-at" || call.to != Some("MEMORY.md") {
             return None;
         }
         holding_tx.send(()).unwrap();
@@ -485,7 +485,7 @@ fn without_hard_links_a_contended_writer_still_waits() {
     let a =
         t.ws.clone()
             .with_fault_hook(no_hard_links(ErrorCode::NotPermitted, move |call| {
-                if call.function != "rename-at" {
+                if call.function != "rename-at" || call.to != Some("MEMORY.md") {
                     return None;
                 }
                 holding_tx.send(()).unwrap();
@@ -514,5 +514,89 @@ fn without_hard_links_a_contended_writer_still_waits() {
     let from_a = writer_a.join().unwrap().expect("A commits");
     assert_eq!(from_b.before_hash, from_a.after_hash, "B wrote on top of A");
     assert_eq!(t.bytes(M).unwrap(), b"first\nfrom A\nfrom B\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+/// Puts a fresh lock owned by `token` in place, as a new holder taking it would: written
+/// under another name and renamed over whatever stands there.
+fn hand_lock_to(metis: &std::path::Path, token: &str) {
+    let fresh = metis.join("new-holder");
+    fs::write(&fresh, token).unwrap();
+    fs::rename(&fresh, metis.join(LOCK)).unwrap();
+}
+
+const NEXT_HOLDER: &str = "00000000000000cc\n";
+
+// Holder A checks at release that the lock is its own, then stalls; meanwhile its lease
+// runs out, the lock is broken and B takes it (the hook does that at the moment A acts
+// on the lock). A's late release must not remove B's live lock.
+#[test]
+fn a_stalled_release_does_not_remove_the_next_holders_lock() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let metis = t.metis();
+    let (committed, handed) = (AtomicBool::new(false), AtomicBool::new(false));
+    let hook = FaultHook::new(move |call| {
+        if call.function == "rename-at" && call.to == Some("MEMORY.md") {
+            committed.store(true, Ordering::SeqCst);
+        } else if committed.load(Ordering::SeqCst)
+            && matches!(call.function, "rename-at" | "unlink-file-at")
+            && call.path == Some(LOCK)
+            && !handed.swap(true, Ordering::SeqCst)
+        {
+            hand_lock_to(&metis, NEXT_HOLDER);
+        }
+        None
+    });
+    t.ws.clone()
+        .with_fault_hook(hook)
+        .add_entry(M, "mine")
+        .unwrap();
+    assert_eq!(t.bytes(M).unwrap(), b"kept\nmine\n");
+    assert_eq!(
+        fs::read_to_string(t.metis().join(LOCK)).unwrap(),
+        NEXT_HOLDER,
+        "the next holder's lock is still in place"
+    );
+    assert_eq!(t.metis_names(), [LOCK, "MEMORY.md"], "nothing else left");
+}
+
+// A breaker re-checks under the break lock that the lock is the stale one, then stalls;
+// meanwhile the stale lock is gone and C holds a fresh one (the hook does that at the
+// moment the breaker acts on the lock). The breaker must not remove C's lock. (C never
+// finishes here, so after watching C's lock for a lease the writer breaks it in turn.)
+#[test]
+fn a_stalled_breaker_does_not_remove_a_fresh_lock() {
+    let t = TestWorkspace::new();
+    plant(&t, LOCK, ago(LEASE * 3));
+    let metis = t.metis();
+    let handed = AtomicBool::new(false);
+    let survived = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&survived);
+    let hook = FaultHook::new(move |call| {
+        if matches!(call.function, "rename-at" | "unlink-file-at")
+            && call.path == Some(LOCK)
+            && !handed.swap(true, Ordering::SeqCst)
+        {
+            hand_lock_to(&metis, NEXT_HOLDER);
+        }
+        if call.function == "unlink-file-at"
+            && call.path == Some(".MEMORY.md.lock.break")
+            && seen.lock().unwrap().is_none()
+        {
+            let lock = fs::read_to_string(metis.join(LOCK)).ok();
+            *seen.lock().unwrap() = Some(lock.as_deref() == Some(NEXT_HOLDER));
+        }
+        None
+    });
+    t.ws.clone()
+        .with_fault_hook(hook)
+        .add_entry(M, "x")
+        .unwrap();
+    assert_eq!(
+        *survived.lock().unwrap(),
+        Some(true),
+        "C's lock was in place when the breaker let go of the break lock"
+    );
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
