@@ -110,10 +110,17 @@ impl<'a> WriteLock<'a> {
     /// Whether we still hold the lock with enough lease left to commit; checked right
     /// before the rename that makes a write visible.
     pub fn check_can_commit(&self) -> Result<(), StoreError> {
-        if self.inside_lease() && self.is_ours() {
-            Ok(())
-        } else {
-            Err(StoreError::Busy { file: self.file })
+        match (self.is_ours(), self.inside_lease()) {
+            (true, true) => Ok(()),
+            // Another writer has the lock: it broke ours, or took it after a breaker.
+            (false, _) => Err(StoreError::Busy { file: self.file }),
+            // No one else is involved: our own write was too slow to finish in time.
+            (true, false) => Err(StoreError::Io {
+                file: self.file,
+                message: "the write took longer than its lock's lease (a slow disk?); \
+                          nothing was written; try again"
+                    .into(),
+            }),
         }
     }
 
@@ -130,10 +137,10 @@ impl<'a> WriteLock<'a> {
 }
 
 impl Drop for WriteLock<'_> {
-    /// Releases the lock if it is still ours and still well inside its lease (so no
-    /// breaker can be removing it at the same time); otherwise it is left to expire.
+    /// Releases the lock if it is still ours, even past its lease: moved aside and
+    /// inspected first, so a breaker removing it at the same time is harmless.
     fn drop(&mut self) {
-        if self.inside_lease() && self.is_ours() {
+        if self.is_ours() {
             let name = lock_name(self.file);
             remove_if_owned(self.dir, self.file, &name, Some(self.token), self.token);
         }

@@ -600,3 +600,28 @@ fn a_stalled_breaker_does_not_remove_a_fresh_lock() {
     );
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
+
+// A lone writer whose disk is slow (the fault hook stands in for a 2.5 s fsync, past the
+// point where a holder may still commit) is told the truth: its own write was too slow,
+// not "being written by another process"; and it does not leave its lock behind.
+#[test]
+fn a_lone_slow_writer_is_told_the_truth_and_leaves_no_lock() {
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let slowed = AtomicBool::new(false);
+    let slow_sync = FaultHook::new(move |call| {
+        if call.function == "sync" && !slowed.swap(true, Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(2500));
+        }
+        None
+    });
+    let (error, message) =
+        store_error(t.ws.clone().with_fault_hook(slow_sync).add_entry(M, "slow"));
+    assert_eq!(error.kind(), "io", "{message}");
+    assert!(
+        message.contains("took longer than its lock's lease"),
+        "{message}"
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"kept\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"], "no lock left behind");
+}
