@@ -3,6 +3,7 @@
 use metis_memory::{Error, MemoryFile, Workspace};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One line of `status`: a file against its caps.
 pub struct FileStatus {
@@ -13,6 +14,56 @@ pub struct FileStatus {
     hard_cap: u64,
     /// SHA-256 of the content, or why it could not be read.
     sha256: Result<String, String>,
+    /// The file's write lock, if one is there.
+    lock: Option<Lock>,
+}
+
+/// A write lock present in `.metis/`: a writer at work, or one that died.
+struct Lock {
+    /// Seconds since the lock's date; negative when it is dated in the future (the clock
+    /// stepped back since it was taken).
+    age_seconds: f64,
+    /// Whether its lease is over, so the next writer breaks it.
+    stale: bool,
+}
+
+impl Lock {
+    /// The lock on `file` in `ws`, judged by its date as writers judge it. The lock is
+    /// looked at, never followed or read.
+    fn of(ws: &Workspace, file: MemoryFile) -> Option<Lock> {
+        let file = metis_memory_core::MemoryFile::from_name(file.file_name())?;
+        let path = ws
+            .metis_dir()
+            .join(metis_memory_core::lock::lock_name(file));
+        let dated = std::fs::symlink_metadata(path).ok()?.modified().ok()?;
+        let nanos = |t: SystemTime| {
+            t.duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        };
+        let (taken, now) = (nanos(dated), nanos(SystemTime::now()));
+        Some(Lock {
+            age_seconds: (now as f64 - taken as f64) / 1e9,
+            stale: metis_memory_core::lock::lease_expired(
+                taken,
+                now,
+                metis_memory_core::lock::LEASE_NANOS,
+            ),
+        })
+    }
+
+    fn describe(&self) -> String {
+        let when = if self.age_seconds < 0.0 {
+            format!("lock dated {:.1} s in the future", -self.age_seconds)
+        } else {
+            format!("locked {:.1} s ago", self.age_seconds)
+        };
+        let verdict = if self.stale {
+            "stale: the next write breaks it"
+        } else {
+            "a writer is at work"
+        };
+        format!("{when} ({verdict})")
+    }
 }
 
 impl FileStatus {
@@ -38,6 +89,7 @@ impl FileStatus {
             soft_cap: ws.soft_cap(file)?,
             hard_cap: ws.hard_cap(file)?,
             sha256,
+            lock: Lock::of(ws, file),
         })
     }
 
@@ -60,8 +112,12 @@ impl FileStatus {
                 format!("{flag}  sha256 {}", &hash[..16])
             }
         };
+        let lock = self
+            .lock
+            .as_ref()
+            .map_or_else(String::new, |lock| format!("  {}", lock.describe()));
         format!(
-            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}",
+            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}{lock}",
             self.file.file_name(),
             self.size_bytes,
             bar(self.size_bytes, self.hard_cap),
@@ -85,6 +141,10 @@ impl FileStatus {
             Ok(hash) => value["sha256"] = hash.as_str().into(),
             Err(reason) => value["error"] = reason.as_str().into(),
         }
+        value["lock"] = self.lock.as_ref().map_or(
+            Value::Null,
+            |lock| json!({ "age_seconds": lock.age_seconds, "stale": lock.stale }),
+        );
         value
     }
 }
