@@ -625,3 +625,62 @@ fn a_lone_slow_writer_is_told_the_truth_and_leaves_no_lock() {
     assert_eq!(t.bytes(M).unwrap(), b"kept\n");
     assert_eq!(t.metis_names(), ["MEMORY.md"], "no lock left behind");
 }
+
+// The window that remains (README, "Known gaps"): a holder that passes its commit check
+// and then stalls past its lease can rename its write in after the next holder has read
+// the file and before that holder's clean-up would have removed the stalled temporary
+// file. The fault hook lands A's rename exactly there; B's write, based on what B read,
+// then replaces A's: both report success from the same state and A's entry is lost. This
+// test shows that the window exists; the day it is closed, this test fails and must be
+// turned around.
+#[test]
+fn remaining_window_a_holder_stalled_before_its_rename_can_lose_its_write() {
+    let t = TestWorkspace::new();
+    t.put(M, "first\n");
+    let (holding_tx, holding_rx) = mpsc::channel::<()>();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (renamed_tx, renamed_rx) = mpsc::channel::<()>();
+    let (go_rx, renamed_tx) = (Mutex::new(go_rx), Mutex::new(Some(renamed_tx)));
+    let a_renamed = AtomicBool::new(false);
+    let a = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
+        if call.function == "rename-at" && call.to == Some("MEMORY.md") {
+            holding_tx.send(()).unwrap();
+            let go = go_rx.lock().unwrap().recv_timeout(Duration::from_secs(60));
+            a_renamed.store(true, Ordering::SeqCst);
+            return go.err().map(|_| Fault::Trap);
+        }
+        // The call after the rename: the rename has landed.
+        if a_renamed.load(Ordering::SeqCst)
+            && let Some(tx) = renamed_tx.lock().unwrap().take()
+        {
+            tx.send(()).unwrap();
+        }
+        None
+    }));
+    let writer_a = thread::spawn(move || a.add_entry(M, "from A"));
+    holding_rx.recv().unwrap();
+
+    let (go_tx, renamed_rx) = (Mutex::new(Some(go_tx)), Mutex::new(renamed_rx));
+    let b = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
+        // B holds the lock (A's, watched for a lease, was broken) and has read the file:
+        // its clean-up starts. Let A's stalled rename land now.
+        if call.function == "read-directory"
+            && let Some(go) = go_tx.lock().unwrap().take()
+        {
+            go.send(()).unwrap();
+            let landed = renamed_rx
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(60));
+            return landed.err().map(|_| Fault::Trap);
+        }
+        None
+    }));
+    let from_b = b.add_entry(M, "from B").unwrap();
+    let from_a = writer_a.join().unwrap().unwrap();
+    assert_eq!(
+        from_a.before_hash, from_b.before_hash,
+        "both from the same state"
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"first\nfrom B\n", "A's entry is lost");
+}
