@@ -78,9 +78,16 @@ impl MetisDir {
         }
     }
 
-    /// Takes the cross-process write lock on `file` (see `lock.rs`).
+    /// Takes the cross-process write lock on `file` (see `lock.rs`), then clears out what
+    /// dead or deposed writers left, before anything is read under the new lock. A holder
+    /// that stalled past its lease may still be about to rename its temporary file in:
+    /// once that file is removed it cannot, and if its rename landed first, the read that
+    /// follows sees it, so its write is the base of ours rather than lost.
     pub fn lock(&self, file: MemoryFile) -> Result<WriteLock<'_>, StoreError> {
-        WriteLock::acquire(self.writable(file)?, file)
+        let dir = self.writable(file)?;
+        let lock = WriteLock::acquire(dir, file)?;
+        remove_leftovers(dir, file);
+        Ok(lock)
     }
 
     fn writable(&self, file: MemoryFile) -> Result<&Descriptor, StoreError> {
@@ -102,7 +109,6 @@ impl MetisDir {
         lock: &WriteLock<'_>,
     ) -> Result<(), StoreError> {
         let dir = self.writable(file)?;
-        remove_leftovers(dir, file);
         let (temp_name, temp) = create_temp(dir, file)?;
         let written = write_all(&temp, bytes)
             .and_then(|()| temp.sync())

@@ -626,15 +626,14 @@ fn a_lone_slow_writer_is_told_the_truth_and_leaves_no_lock() {
     assert_eq!(t.metis_names(), ["MEMORY.md"], "no lock left behind");
 }
 
-// The window that remains (README, "Known gaps"): a holder that passes its commit check
-// and then stalls past its lease can rename its write in after the next holder has read
-// the file and before that holder's clean-up would have removed the stalled temporary
-// file. The fault hook lands A's rename exactly there; B's write, based on what B read,
-// then replaces A's: both report success from the same state and A's entry is lost. This
-// test shows that the window exists; the day it is closed, this test fails and must be
-// turned around.
+// The window that used to remain: a holder that passes its commit check and then stalls
+// past its lease could rename its write in after the next holder had read the file, and
+// the next holder's write then replaced it (both successes from the same state). The next
+// holder now clears out leftovers before it reads, so the fault hook lands A's stalled
+// rename at the latest moment it still can (as B's clean-up starts): B must then read,
+// and keep, A's write.
 #[test]
-fn remaining_window_a_holder_stalled_before_its_rename_can_lose_its_write() {
+fn a_holder_stalled_before_its_rename_does_not_lose_its_write() {
     let t = TestWorkspace::new();
     t.put(M, "first\n");
     let (holding_tx, holding_rx) = mpsc::channel::<()>();
@@ -662,8 +661,8 @@ fn remaining_window_a_holder_stalled_before_its_rename_can_lose_its_write() {
 
     let (go_tx, renamed_rx) = (Mutex::new(Some(go_tx)), Mutex::new(renamed_rx));
     let b = t.ws.clone().with_fault_hook(FaultHook::new(move |call| {
-        // B holds the lock (A's, watched for a lease, was broken) and has read the file:
-        // its clean-up starts. Let A's stalled rename land now.
+        // B holds the lock (A's, watched for a lease, was broken) and starts its clean-up:
+        // the last moment A's stalled rename can land. Let it land now.
         if call.function == "read-directory"
             && let Some(go) = go_tx.lock().unwrap().take()
         {
@@ -678,9 +677,7 @@ fn remaining_window_a_holder_stalled_before_its_rename_can_lose_its_write() {
     }));
     let from_b = b.add_entry(M, "from B").unwrap();
     let from_a = writer_a.join().unwrap().unwrap();
-    assert_eq!(
-        from_a.before_hash, from_b.before_hash,
-        "both from the same state"
-    );
-    assert_eq!(t.bytes(M).unwrap(), b"first\nfrom B\n", "A's entry is lost");
+    assert_eq!(from_b.before_hash, from_a.after_hash, "B wrote on top of A");
+    assert_eq!(t.bytes(M).unwrap(), b"first\nfrom A\nfrom B\n");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
