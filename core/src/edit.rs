@@ -14,6 +14,12 @@ pub enum Edit<'a> {
     Replace { old: &'a str, new: &'a str },
     /// Make `content` the whole file.
     Consolidate { content: &'a str },
+    /// Make `content` the whole file if the file's SHA-256 is still `expected_hash`: the
+    /// version `content` was composed from (hex, either case).
+    ConsolidateIfUnchanged {
+        content: &'a str,
+        expected_hash: &'a str,
+    },
 }
 
 /// What a successful write did: the hashes and sizes of the exact bytes before and after.
@@ -133,6 +139,23 @@ pub fn plan_write(
         Edit::Consolidate { content } => {
             check_cap(content.len())?;
             let before = read_current()?;
+            Ok(planned(before, content.as_bytes().to_vec()))
+        }
+        Edit::ConsolidateIfUnchanged {
+            content,
+            expected_hash,
+        } => {
+            check_cap(content.len())?;
+            let before = read_current()?;
+            let current_hash = sha256_hex(&before);
+            if !current_hash.eq_ignore_ascii_case(expected_hash) {
+                return Err(StoreError::Changed {
+                    file,
+                    expected_hash: expected_hash.into(),
+                    current_hash,
+                    current_content: String::from_utf8_lossy(&before).into_owned(),
+                });
+            }
             Ok(planned(before, content.as_bytes().to_vec()))
         }
     }

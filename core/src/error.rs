@@ -1,7 +1,9 @@
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::MemoryFile;
+use crate::audit::AuditFinding;
 
 /// Why an operation on one file failed. Its `Display` is the exact text the agent sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +38,23 @@ pub enum StoreError {
         file: MemoryFile,
         message: String,
     },
+    /// A conditional consolidate found another version of the file than the expected one.
+    Changed {
+        file: MemoryFile,
+        expected_hash: String,
+        current_hash: String,
+        /// The file's text now, lossily decoded: the tool layer shows it to the model.
+        current_content: String,
+    },
+    /// Prompt composition with the `refuse` audit policy found something in `file`.
+    Flagged {
+        file: MemoryFile,
+        findings: Vec<AuditFinding>,
+    },
 }
+
+/// How many findings an error text lists before it says how many more there are.
+const FINDINGS_SHOWN: usize = 3;
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -70,6 +88,29 @@ impl fmt::Display for StoreError {
                 write!(f, "{file} is being written by another process; try again")
             }
             StoreError::Io { file, message } => write!(f, "{file}: I/O error: {message}"),
+            StoreError::Changed {
+                file,
+                expected_hash,
+                current_hash,
+                ..
+            } => write!(
+                f,
+                "{file} changed since it was read (expected sha256 {expected_hash}, found {current_hash}); nothing was written: read it again and consolidate from what is there now"
+            ),
+            StoreError::Flagged { file, findings } => {
+                write!(
+                    f,
+                    "{file} failed the memory audit, so the system prompt was not composed: "
+                )?;
+                for (i, finding) in findings.iter().take(FINDINGS_SHOWN).enumerate() {
+                    let separator = if i == 0 { "" } else { "; " };
+                    write!(f, "{separator}{finding}")?;
+                }
+                if findings.len() > FINDINGS_SHOWN {
+                    write!(f, "; and {} more", findings.len() - FINDINGS_SHOWN)?;
+                }
+                f.write_str(" (see `metis-memory audit`)")
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod audit;
 mod edit;
 mod error;
 mod file;
@@ -18,12 +19,13 @@ pub mod lock;
 mod prompt;
 pub mod scan;
 mod text;
+pub mod tool_call;
 mod tools;
 
 pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
 pub use error::StoreError;
 pub use file::MemoryFile;
-pub use prompt::assemble_system_prompt;
+pub use prompt::{ComposedPrompt, PromptSource, assemble_system_prompt, compose_system_prompt};
 pub use text::{decode_utf8, into_text, python_strip};
 pub use tools::{
     MemoryEvent, Operation, TOOL_DEFINITIONS, ToolCall, ToolDefinition, events, parse_tool_call,

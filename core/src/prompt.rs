@@ -3,7 +3,72 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::text::{python_rstrip, python_strip};
+use crate::audit::{AuditFinding, AuditPolicy, audit};
+use crate::text::{decode_utf8, python_rstrip, python_strip};
+use crate::{MemoryFile, StoreError, sha256_hex};
+
+/// One memory file as prompt composition read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptSource {
+    pub file: MemoryFile,
+    /// SHA-256 of the exact bytes read: what a consolidate based on this prompt expects.
+    pub sha256: String,
+    pub size_bytes: u64,
+    /// Whether the file's section is in the prompt.
+    pub included: bool,
+    pub findings: Vec<AuditFinding>,
+}
+
+/// A composed system prompt and the versions of the files it was composed from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComposedPrompt {
+    pub text: String,
+    /// USER.md, then MEMORY.md.
+    pub sources: Vec<PromptSource>,
+}
+
+/// The prompt's files, in its order.
+const PROMPT_ORDER: [MemoryFile; 2] = [MemoryFile::User, MemoryFile::Memory];
+
+/// [`assemble_system_prompt`] from the files `read` yields (each read once, USER.md first,
+/// as the reference reads them), with the hash of what was read and the audit's findings
+/// handled by `policy`.
+pub fn compose_system_prompt(
+    base: &str,
+    mut read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
+    policy: AuditPolicy,
+) -> Result<ComposedPrompt, StoreError> {
+    let mut texts: Vec<String> = Vec::with_capacity(2);
+    let mut sources = Vec::with_capacity(2);
+    for file in PROMPT_ORDER {
+        let bytes = read(file)?;
+        let text = decode_utf8(file, &bytes)?;
+        let findings = match policy {
+            AuditPolicy::Off => Vec::new(),
+            _ => audit(text),
+        };
+        if policy == AuditPolicy::Refuse && !findings.is_empty() {
+            return Err(StoreError::Flagged { file, findings });
+        }
+        let left_out = policy == AuditPolicy::Omit && !findings.is_empty();
+        sources.push(PromptSource {
+            file,
+            sha256: sha256_hex(&bytes),
+            size_bytes: bytes.len() as u64,
+            included: !left_out && !python_strip(text).is_empty(),
+            findings,
+        });
+        texts.push(if left_out {
+            String::new()
+        } else {
+            text.to_owned()
+        });
+    }
+    Ok(ComposedPrompt {
+        text: assemble_system_prompt(base, &texts[0], &texts[1]),
+        sources,
+    })
+}
 
 /// The system prompt: `base` (trailing whitespace removed), then the USER.md section, then
 /// the MEMORY.md section, each left out when empty after stripping, joined by a blank line.

@@ -21,10 +21,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use conformance_format::{Runner, text};
-use metis_memory_core::scan::{self, ScanPolicy};
+use metis_memory_core::audit::{AuditFinding, AuditPolicy, audit};
+use metis_memory_core::tool_call::{CallOptions, ToolRefusal, ToolSuccess, run_tool_call};
 use metis_memory_core::{
-    Edit, MemoryEvent, MemoryFile, Operation, StoreError, TOOL_DEFINITIONS, WriteResult,
-    assemble_system_prompt, events, into_text, parse_tool_call, plan_write, success_text,
+    ComposedPrompt, Edit, MemoryEvent, MemoryFile, StoreError, TOOL_DEFINITIONS, WriteResult,
+    assemble_system_prompt, compose_system_prompt, into_text, plan_write,
 };
 use serde_json::{Value, json};
 
@@ -125,38 +126,17 @@ impl Shell {
         outcome
     }
 
-    /// A tool call as `tools.call` makes it, with the full scan.
-    fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, String> {
-        let call = parse_tool_call(name, input)?;
-        let operation = call.operation();
-        let file = call.file();
-        let vet = |content: &str| match scan::scan(content, ScanPolicy::ALL) {
-            Some(finding) => Err(Refusal(finding.message(file))),
-            None => Ok(()),
-        };
-        let result = self.write(file, call.edit(), vet).map_err(|Refusal(m)| m)?;
-        Ok(ToolSuccess {
-            text: success_text(operation, &result),
-            events: events(operation, &result),
-            operation,
-            result,
+    /// A tool call as `tools.call-with-options` makes it.
+    fn call_tool(
+        &self,
+        name: &str,
+        input: &str,
+        options: &CallOptions,
+    ) -> Result<ToolSuccess, ToolRefusal> {
+        run_tool_call(name, input.to_owned(), options, |file, edit, vet| {
+            self.write(file, edit, vet)
         })
     }
-}
-
-struct Refusal(String);
-
-impl From<StoreError> for Refusal {
-    fn from(error: StoreError) -> Self {
-        Refusal(error.to_string())
-    }
-}
-
-struct ToolSuccess {
-    text: String,
-    operation: Operation,
-    result: WriteResult,
-    events: Vec<MemoryEvent>,
 }
 
 fn io_error(file: MemoryFile, action: &str, e: &std::io::Error) -> StoreError {
@@ -192,6 +172,8 @@ fn error_kind(error: &StoreError) -> &'static str {
         StoreError::NotARegularFile { .. } => "not-a-regular-file",
         StoreError::Busy { .. } => "busy",
         StoreError::Io { .. } => "io",
+        StoreError::Changed { .. } => "changed",
+        StoreError::Flagged { .. } => "flagged",
     }
 }
 
@@ -213,9 +195,69 @@ fn error_json(error: &StoreError) -> Value {
             value["offset"] = (*offset).into();
         }
         StoreError::NotARegularFile { file } => value["file"] = file.file_name().into(),
+        StoreError::Changed {
+            file,
+            expected_hash,
+            current_hash,
+            current_content,
+        } => {
+            value["file"] = file.file_name().into();
+            value["expected_hash"] = expected_hash.as_str().into();
+            value["current_hash"] = current_hash.as_str().into();
+            value["current_content"] = current_content.as_str().into();
+        }
+        StoreError::Flagged { file, findings } => {
+            value["file"] = file.file_name().into();
+            value["findings"] = findings.iter().map(finding_json).collect();
+        }
         _ => {}
     }
     value
+}
+
+fn finding_json(finding: &AuditFinding) -> Value {
+    json!({ "line": finding.line, "rule": finding.rule, "detail": finding.detail })
+}
+
+fn composed_json(prompt: &ComposedPrompt) -> Value {
+    json!({
+        "text": prompt.text,
+        "sources": prompt.sources.iter().map(|source| json!({
+            "file": source.file.file_name(),
+            "sha256": source.sha256,
+            "size_bytes": source.size_bytes,
+            "included": source.included,
+            "findings": source.findings.iter().map(finding_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn audit_policy(name: &str) -> AuditPolicy {
+    match name {
+        "off" => AuditPolicy::Off,
+        "report" => AuditPolicy::Report,
+        "omit" => AuditPolicy::Omit,
+        "refuse" => AuditPolicy::Refuse,
+        other => panic!("unknown audit policy {other}"),
+    }
+}
+
+/// A step's `seen` (`{"MEMORY.md": HASH, …}`) as call options with the full scan.
+fn call_options(step: &Value) -> CallOptions {
+    let seen = step.get("seen").and_then(Value::as_object);
+    CallOptions {
+        seen: seen
+            .into_iter()
+            .flatten()
+            .map(|(file, hash)| {
+                (
+                    MemoryFile::from_name(file).unwrap(),
+                    hash.as_str().unwrap().to_owned(),
+                )
+            })
+            .collect(),
+        ..CallOptions::scan_all()
+    }
 }
 
 fn tool_success_json(success: &ToolSuccess) -> Value {
@@ -289,9 +331,16 @@ impl Runner for Shell {
                 Some(input) => input.to_string(),
                 None => text(step, "input_text"),
             };
-            return match self.call_tool(tool, &input) {
+            return match self.call_tool(tool, &input, &call_options(step)) {
                 Ok(success) => json!({ "ok": tool_success_json(&success) }),
-                Err(message) => json!({ "error": { "message": message, "is_user_visible": true } }),
+                Err(refusal) => json!({ "error": {
+                    "message": refusal.message,
+                    "is_user_visible": true,
+                    "shown": refusal.shown.map(|(file, sha256)| json!({
+                        "file": file.file_name(),
+                        "sha256": sha256,
+                    })),
+                } }),
             };
         }
         let op = step["op"].as_str().expect("a step has \"op\" or \"tool\"");
@@ -333,6 +382,25 @@ impl Runner for Shell {
                     no_vet,
                 )
                 .map(|r| write_result_json(&r)),
+            "consolidate-if-unchanged" => self
+                .write(
+                    file(),
+                    Edit::ConsolidateIfUnchanged {
+                        content: &text(step, "content"),
+                        expected_hash: step["expected_hash"].as_str().unwrap(),
+                    },
+                    no_vet,
+                )
+                .map(|r| write_result_json(&r)),
+            "compose-system-prompt" => compose_system_prompt(
+                &text(step, "base"),
+                |file| self.read(file),
+                audit_policy(step["audit"].as_str().unwrap_or("off")),
+            )
+            .map(|prompt| composed_json(&prompt)),
+            "audit" => self
+                .read_text(file())
+                .map(|text| audit(&text).iter().map(finding_json).collect()),
             "assemble-system-prompt" => (|| {
                 let user = self.read_text(MemoryFile::User)?;
                 let memory = self.read_text(MemoryFile::Memory)?;

@@ -11,6 +11,7 @@ mod no_std;
 mod tools;
 
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 use fs::MetisDir;
 use metis_memory_core as core;
@@ -20,9 +21,10 @@ wit_bindgen::generate!({
     world: "memory",
 });
 
-use exports::metis::memory::store::Guest;
+use exports::metis::memory::store::{AuditPolicy, ComposedPrompt, Guest, PromptSource};
 use metis::memory::types::{
-    HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
+    AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
+    StoreError, WriteResult,
 };
 
 struct Component;
@@ -62,6 +64,20 @@ impl Guest for Component {
         write(file, core::Edit::Consolidate { content: &content })
     }
 
+    fn consolidate_if_unchanged(
+        file: MemoryFile,
+        content: String,
+        expected_hash: String,
+    ) -> Result<WriteResult, StoreError> {
+        write(
+            file,
+            core::Edit::ConsolidateIfUnchanged {
+                content: &content,
+                expected_hash: &expected_hash,
+            },
+        )
+    }
+
     fn soft_cap(file: MemoryFile) -> u64 {
         core::MemoryFile::from(file).soft_cap()
     }
@@ -77,6 +93,39 @@ impl Guest for Component {
         Ok(core::assemble_system_prompt(&base, &user, &memory))
     }
 
+    fn compose_system_prompt(
+        base: String,
+        audit: AuditPolicy,
+    ) -> Result<ComposedPrompt, StoreError> {
+        let dir = MetisDir::open();
+        let policy = match audit {
+            AuditPolicy::Off => core::audit::AuditPolicy::Off,
+            AuditPolicy::Report => core::audit::AuditPolicy::Report,
+            AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
+            AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
+        };
+        let composed = core::compose_system_prompt(&base, |file| dir.read(file), policy)?;
+        Ok(ComposedPrompt {
+            text: composed.text,
+            sources: composed
+                .sources
+                .into_iter()
+                .map(|source| PromptSource {
+                    file: source.file.into(),
+                    sha256: source.sha256,
+                    size_bytes: source.size_bytes,
+                    included: source.included,
+                    findings: findings(source.findings),
+                })
+                .collect(),
+        })
+    }
+
+    fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
+        let text = read_text(&MetisDir::open(), file.into())?;
+        Ok(findings(core::audit::audit(&text)))
+    }
+
     fn describe_error(file: MemoryFile, error: StoreError) -> String {
         to_core_error(file.into(), error).to_string()
     }
@@ -84,6 +133,17 @@ impl Guest for Component {
 
 fn read_text(dir: &MetisDir, file: core::MemoryFile) -> Result<String, core::StoreError> {
     core::into_text(file, dir.read(file)?)
+}
+
+fn findings(found: Vec<core::audit::AuditFinding>) -> Vec<AuditFinding> {
+    found
+        .into_iter()
+        .map(|f| AuditFinding {
+            line: f.line,
+            rule: f.rule,
+            detail: f.detail,
+        })
+        .collect()
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
@@ -178,6 +238,21 @@ impl From<core::StoreError> for StoreError {
             E::NotARegularFile { file } => StoreError::NotARegularFile(file.into()),
             E::Busy { .. } => StoreError::Busy,
             E::Io { message, .. } => StoreError::Io(message),
+            E::Changed {
+                file,
+                expected_hash,
+                current_hash,
+                current_content,
+            } => StoreError::Changed(ChangedInfo {
+                file: file.into(),
+                expected_hash,
+                current_hash,
+                current_content,
+            }),
+            E::Flagged { file, findings: f } => StoreError::Flagged(FlaggedInfo {
+                file: file.into(),
+                findings: findings(f),
+            }),
         }
     }
 }
@@ -202,6 +277,24 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
         StoreError::NotARegularFile(file) => E::NotARegularFile { file: file.into() },
         StoreError::Busy => E::Busy { file },
         StoreError::Io(message) => E::Io { file, message },
+        StoreError::Changed(info) => E::Changed {
+            file: info.file.into(),
+            expected_hash: info.expected_hash,
+            current_hash: info.current_hash,
+            current_content: info.current_content,
+        },
+        StoreError::Flagged(info) => E::Flagged {
+            file: info.file.into(),
+            findings: info
+                .findings
+                .into_iter()
+                .map(|f| core::audit::AuditFinding {
+                    line: f.line,
+                    rule: f.rule,
+                    detail: f.detail,
+                })
+                .collect(),
+        },
     }
 }
 

@@ -1,14 +1,14 @@
-//! The `tools` interface: the core's validation, texts and events around the store's
-//! write path.
+//! The `tools` interface: the core's tool call around the store's write path.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use metis_memory_core as core;
+use metis_memory_core::tool_call::{CallOptions as CoreCallOptions, ToolRefusal};
 
 use crate::exports::metis::memory::tools::{
-    EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ScanPolicy,
-    ToolDefinition, ToolError, ToolSuccess,
+    CallOptions, EvictionTrigger, FileVersion, Guest, MemoryEvent, MemoryEviction, MemoryUpdated,
+    Operation, ScanPolicy, ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::{Component, write_file};
 
@@ -25,7 +25,7 @@ impl Guest for Component {
     }
 
     fn call(name: String, input: String) -> Result<ToolSuccess, ToolError> {
-        call_scanned(&name, input, core::scan::ScanPolicy::ALL)
+        run(&name, input, &CoreCallOptions::scan_all())
     }
 
     fn call_with_policy(
@@ -33,50 +33,54 @@ impl Guest for Component {
         input: String,
         policy: ScanPolicy,
     ) -> Result<ToolSuccess, ToolError> {
-        let policy = core::scan::ScanPolicy {
-            invisible_characters: policy.invisible_characters,
-            injection_patterns: policy.injection_patterns,
+        let options = CoreCallOptions {
+            scan: scan_policy(policy),
+            seen: Vec::new(),
         };
-        call_scanned(&name, input, policy)
+        run(&name, input, &options)
+    }
+
+    fn call_with_options(
+        name: String,
+        input: String,
+        options: CallOptions,
+    ) -> Result<ToolSuccess, ToolError> {
+        let options = CoreCallOptions {
+            scan: scan_policy(options.scan),
+            seen: options
+                .seen
+                .into_iter()
+                .map(|version| (version.file.into(), version.sha256))
+                .collect(),
+        };
+        run(&name, input, &options)
     }
 }
 
-/// A refused tool call's message: what the model is told.
-struct Refusal(String);
-
-impl From<core::StoreError> for Refusal {
-    fn from(error: core::StoreError) -> Self {
-        Refusal(error.to_string())
+fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
+    core::scan::ScanPolicy {
+        invisible_characters: policy.invisible_characters,
+        injection_patterns: policy.injection_patterns,
     }
 }
 
-fn call_scanned(
-    name: &str,
-    input: String,
-    policy: core::scan::ScanPolicy,
-) -> Result<ToolSuccess, ToolError> {
-    let refused = |Refusal(message)| ToolError {
-        message,
+fn run(name: &str, input: String, options: &CoreCallOptions) -> Result<ToolSuccess, ToolError> {
+    let done = core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
+        write_file(file, edit, vet)
+    })
+    .map_err(|refusal: ToolRefusal| ToolError {
+        message: refusal.message,
         is_user_visible: true,
-    };
-    let call = core::parse_tool_call(name, &input).map_err(|m| refused(Refusal(m)))?;
-    // Free the raw input before the write: it may be as large as the host allows.
-    drop(input);
-    let operation = call.operation();
-    let file = call.file();
-    let vet = |content: &str| match core::scan::scan(content, policy) {
-        Some(finding) => Err(Refusal(finding.message(file))),
-        None => Ok(()),
-    };
-    let result = write_file(file, call.edit(), vet).map_err(refused)?;
+        shown: refusal.shown.map(|(file, sha256)| FileVersion {
+            file: file.into(),
+            sha256,
+        }),
+    })?;
     Ok(ToolSuccess {
-        text: core::success_text(operation, &result),
-        operation: operation.into(),
-        events: core::events(operation, &result)
-            .into_iter()
-            .map(MemoryEvent::from)
-            .collect(),
-        result: result.into(),
+        text: done.text,
+        operation: done.operation.into(),
+        events: done.events.into_iter().map(MemoryEvent::from).collect(),
+        result: done.result.into(),
     })
 }
 

@@ -1,7 +1,10 @@
 //! JSON shapes with the spec's snake_case field names, shared by the CLI's `--json`
 //! output and the conformance runner, so every host renders results the same way.
 
-use crate::{Error, MemoryEvent, StoreError, ToolDefinition, ToolSuccess, WriteResult};
+use crate::{
+    AuditFinding, ComposedPrompt, Error, FileVersion, MemoryEvent, StoreError, ToolDefinition,
+    ToolError, ToolSuccess, WriteResult,
+};
 use serde_json::{Value, json};
 
 /// A write result with the spec's snake_case field names.
@@ -36,6 +39,16 @@ pub fn error_json(error: &Error) -> Value {
                     value["offset"] = info.offset.into();
                 }
                 StoreError::NotARegularFile(file) => value["file"] = file.file_name().into(),
+                StoreError::Changed(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["expected_hash"] = info.expected_hash.as_str().into();
+                    value["current_hash"] = info.current_hash.as_str().into();
+                    value["current_content"] = info.current_content.as_str().into();
+                }
+                StoreError::Flagged(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["findings"] = info.findings.iter().map(audit_finding_json).collect();
+                }
                 _ => {}
             }
             value
@@ -58,9 +71,41 @@ pub fn tool_success_json(success: &ToolSuccess) -> Value {
     })
 }
 
-/// A refused tool call: the text for the model, no result, no events.
-pub fn tool_error_json(message: &str) -> Value {
-    json!({ "is_error": true, "text": message, "result": null, "events": [] })
+/// A refused tool call: the text for the model, no result, no events, and the version
+/// of a file the text showed the model (`null` unless a stale consolidate was refused).
+pub fn tool_error_json(error: &ToolError) -> Value {
+    json!({
+        "is_error": true,
+        "text": error.message,
+        "result": null,
+        "events": [],
+        "shown": error.shown.as_ref().map(file_version_json),
+    })
+}
+
+/// A file version as `{"file", "sha256"}`.
+pub fn file_version_json(version: &FileVersion) -> Value {
+    json!({ "file": version.file.file_name(), "sha256": version.sha256 })
+}
+
+/// An audit finding as `{"line", "rule", "detail"}`.
+pub fn audit_finding_json(finding: &AuditFinding) -> Value {
+    json!({ "line": finding.line, "rule": finding.rule, "detail": finding.detail })
+}
+
+/// A composed prompt as `{"text", "sources": [{"file", "sha256", "size_bytes",
+/// "included", "findings"}]}`.
+pub fn composed_prompt_json(prompt: &ComposedPrompt) -> Value {
+    json!({
+        "text": prompt.text,
+        "sources": prompt.sources.iter().map(|source| json!({
+            "file": source.file.file_name(),
+            "sha256": source.sha256,
+            "size_bytes": source.size_bytes,
+            "included": source.included,
+            "findings": source.findings.iter().map(audit_finding_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// An event as `{"type", "payload"}`, with the spec's field names (§7).

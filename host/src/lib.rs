@@ -19,6 +19,7 @@ mod error;
 pub mod faults;
 pub mod json;
 mod runtime;
+mod seen;
 mod workspace;
 
 /// Types generated from `wit/`: the WIT is the API reference.
@@ -30,15 +31,18 @@ pub mod bindings {
     });
 }
 
+pub use bindings::exports::metis::memory::store::{AuditPolicy, ComposedPrompt, PromptSource};
 pub use bindings::exports::metis::memory::tools::{
-    EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation, ScanPolicy,
-    ToolDefinition, ToolError, ToolSuccess,
+    CallOptions, EvictionTrigger, FileVersion, MemoryEvent, MemoryEviction, MemoryUpdated,
+    Operation, ScanPolicy, ToolDefinition, ToolError, ToolSuccess,
 };
 pub use bindings::metis::memory::types::{
-    HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, WriteResult,
+    AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
+    StoreError, WriteResult,
 };
 pub use error::Error;
 pub use runtime::{COMPONENT_WASM, Limits};
+pub use seen::Seen;
 pub use workspace::Workspace;
 
 impl StoreError {
@@ -54,6 +58,8 @@ impl StoreError {
             StoreError::NotARegularFile(_) => "not-a-regular-file",
             StoreError::Busy => "busy",
             StoreError::Io(_) => "io",
+            StoreError::Changed(_) => "changed",
+            StoreError::Flagged(_) => "flagged",
         }
     }
 }
@@ -65,6 +71,30 @@ impl Default for ScanPolicy {
             invisible_characters: true,
             injection_patterns: true,
         }
+    }
+}
+
+impl AuditPolicy {
+    /// The WIT case name: `off`, `report`, `omit`, `refuse`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AuditPolicy::Off => "off",
+            AuditPolicy::Report => "report",
+            AuditPolicy::Omit => "omit",
+            AuditPolicy::Refuse => "refuse",
+        }
+    }
+
+    /// Parses a WIT case name.
+    pub fn parse(name: &str) -> Option<AuditPolicy> {
+        [
+            AuditPolicy::Off,
+            AuditPolicy::Report,
+            AuditPolicy::Omit,
+            AuditPolicy::Refuse,
+        ]
+        .into_iter()
+        .find(|policy| policy.name() == name)
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use metis_memory::{Error, MemoryFile, Workspace};
+use metis_memory::{AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, Workspace};
 
 use cli::Output;
 
@@ -77,12 +77,33 @@ enum Command {
         /// The new content; `-` or nothing reads it from stdin
         #[arg(allow_hyphen_values = true)]
         content: Option<String>,
+        /// Write only if the file's SHA-256 is still HASH (the version CONTENT was made
+        /// from, e.g. from `status --json` or `sha256sum`); otherwise exit 1 and change
+        /// nothing
+        #[arg(long, value_name = "HASH", value_parser = parse_hash)]
+        expect_hash: Option<String>,
     },
     /// Print the system prompt an agent host would send: base, USER.md, MEMORY.md
+    ///
+    /// With --json: {"prompt", "sources"}, each source with the SHA-256 of the file it was
+    /// composed from (what `consolidate --expect-hash` takes) and the audit's findings.
     Prompt {
         /// The base system prompt the memory sections follow
         #[arg(long, default_value = "", allow_hyphen_values = true)]
         base: String,
+        /// What to do with a file the memory audit finds something in: off, report (on
+        /// stderr), omit (leave it out of the prompt, and report), refuse (exit 1)
+        #[arg(long, default_value = "off", value_name = "POLICY", value_parser = parse_audit_policy)]
+        audit: AuditPolicy,
+    },
+    /// Scan the files on disk with the poisoning scan's rules and list what matches
+    ///
+    /// One line per finding: FILE:LINE: [rule] what matched. Exit status 1 when anything
+    /// is found, so it works as a pre-commit hook or a CI step; 0 when nothing is.
+    Audit {
+        /// Only this file [default: both]
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: Option<MemoryFile>,
     },
     /// Show both files against their soft and hard caps, with their hashes
     Status,
@@ -101,6 +122,10 @@ enum Command {
         /// Skip the memory poisoning scan (hidden characters, injection patterns)
         #[arg(long)]
         no_scan: bool,
+        /// FILE=HASH: the version of FILE the model has seen; a memory_consolidate of FILE
+        /// is refused unless the file is still that version (repeatable)
+        #[arg(long, value_name = "FILE=HASH", value_parser = parse_seen)]
+        seen: Vec<FileVersion>,
     },
     /// Write the embedded WebAssembly component, for hosts in other languages
     /// (wasmtime-py, jco) or for `wasm-tools component wit`
@@ -115,6 +140,31 @@ enum Command {
 fn parse_file(name: &str) -> Result<MemoryFile, String> {
     MemoryFile::parse(name)
         .ok_or_else(|| format!("expected MEMORY.md or USER.md (or memory, user), got `{name}`"))
+}
+
+/// HASH: a SHA-256 as 64 hex digits.
+fn parse_hash(hash: &str) -> Result<String, String> {
+    if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(hash.to_ascii_lowercase())
+    } else {
+        Err(format!("expected a SHA-256 as 64 hex digits, got `{hash}`"))
+    }
+}
+
+/// FILE=HASH, for `call --seen`.
+fn parse_seen(text: &str) -> Result<FileVersion, String> {
+    let (file, hash) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected FILE=HASH, got `{text}`"))?;
+    Ok(FileVersion {
+        file: parse_file(file)?,
+        sha256: parse_hash(hash)?,
+    })
+}
+
+fn parse_audit_policy(name: &str) -> Result<AuditPolicy, String> {
+    AuditPolicy::parse(name)
+        .ok_or_else(|| format!("expected off, report, omit or refuse, got `{name}`"))
 }
 
 fn main() -> ExitCode {
@@ -157,33 +207,55 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         Command::Size { file } => out.size(file, ws.size_bytes(file)?),
         Command::Add { file, entry } => out.write(ws, &ws.add_entry(file, &entry)?)?,
         Command::Replace { file, old, new } => out.write(ws, &ws.replace(file, &old, &new)?)?,
-        Command::Consolidate { file, content } => {
+        Command::Consolidate {
+            file,
+            content,
+            expect_hash,
+        } => {
             let content = match content.as_deref() {
                 None | Some("-") => read_stdin()?,
                 Some(text) => text.to_owned(),
             };
-            out.write(ws, &ws.consolidate(file, &content)?)?
+            let result = match expect_hash {
+                Some(hash) => ws.consolidate_if_unchanged(file, &content, &hash)?,
+                None => ws.consolidate(file, &content)?,
+            };
+            out.write(ws, &result)?
         }
-        Command::Prompt { base } => out.prompt(&ws.assemble_system_prompt(&base)?),
+        Command::Prompt { base, audit } => out.prompt(&ws.compose_system_prompt(&base, audit)?),
+        Command::Audit { file } => {
+            let files = file.map_or(MemoryFile::ALL.to_vec(), |file| vec![file]);
+            let found = files
+                .into_iter()
+                .map(|file| Ok((file, ws.audit(file)?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            if !out.audit(&found) {
+                return Err(Failure::Refused);
+            }
+        }
         Command::Status => out.status(ws)?,
         Command::Tools => out.tool_definitions(&ws.tool_definitions()?),
         Command::Call {
             tool,
             input,
             no_scan,
+            seen,
         } => {
             let input = match input.as_deref() {
                 None | Some("-") => read_stdin()?,
                 Some(json) => json.to_owned(),
             };
-            let policy = metis_memory::ScanPolicy {
-                invisible_characters: !no_scan,
-                injection_patterns: !no_scan,
+            let options = CallOptions {
+                scan: metis_memory::ScanPolicy {
+                    invisible_characters: !no_scan,
+                    injection_patterns: !no_scan,
+                },
+                seen,
             };
-            match ws.call_tool_with_policy(&tool, &input, policy) {
+            match ws.call_tool_with_options(&tool, &input, &options) {
                 Ok(success) => out.tool_success(&success),
                 Err(Error::Tool(refused)) => {
-                    out.tool_refusal(&refused.message);
+                    out.tool_refusal(&refused);
                     return Err(Failure::Refused);
                 }
                 Err(other) => return Err(other.into()),

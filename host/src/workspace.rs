@@ -8,7 +8,8 @@ use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
 use crate::runtime::{Call, Ctx, owner_token, with_instance};
 use crate::{
-    Error, Limits, MemoryFile, ScanPolicy, StoreError, ToolDefinition, ToolSuccess, WriteResult,
+    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Error, Limits, MemoryFile, ScanPolicy,
+    StoreError, ToolDefinition, ToolSuccess, WriteResult,
 };
 use metis_memory_core as core;
 
@@ -119,6 +120,21 @@ impl Workspace {
         })
     }
 
+    /// Makes `content` the whole file, only if the file's SHA-256 is still
+    /// `expected_hash` (the version `content` was composed from, for example a
+    /// [`PromptSource`](crate::PromptSource)'s `sha256`); otherwise
+    /// [`StoreError::Changed`] with the current hash and content, and nothing is written.
+    pub fn consolidate_if_unchanged(
+        &self,
+        file: MemoryFile,
+        content: &str,
+        expected_hash: &str,
+    ) -> Result<WriteResult, Error> {
+        self.call(Access::Write, file, |api, store| {
+            api.call_consolidate_if_unchanged(store, file, content, expected_hash)
+        })
+    }
+
     /// The size above which a write is flagged over the soft cap.
     pub fn soft_cap(&self, file: MemoryFile) -> Result<u64, Error> {
         self.call(Access::Read, file, |api, store| {
@@ -140,6 +156,25 @@ impl Workspace {
         self.call(Access::Read, MemoryFile::Memory, |api, store| {
             api.call_assemble_system_prompt(store, base)
         })
+    }
+
+    /// The system prompt with the SHA-256 of each file it was composed from (what a
+    /// consolidate based on it expects) and the memory audit handled by `audit`.
+    pub fn compose_system_prompt(
+        &self,
+        base: &str,
+        audit: AuditPolicy,
+    ) -> Result<ComposedPrompt, Error> {
+        // A refusal's payload names its file; MEMORY.md only fills the gap (see above).
+        self.call(Access::Read, MemoryFile::Memory, |api, store| {
+            api.call_compose_system_prompt(store, base, audit)
+        })
+    }
+
+    /// The memory audit of `file` as it is on disk: every rule of the poisoning scan
+    /// that matches, one finding per rule and line.
+    pub fn audit(&self, file: MemoryFile) -> Result<Vec<AuditFinding>, Error> {
+        self.call(Access::Read, file, |api, store| api.call_audit(store, file))
     }
 
     /// The three memory tools, ready for an LLM API.
@@ -168,6 +203,23 @@ impl Workspace {
             let tools = memory.metis_memory_tools();
             Ok(tools
                 .call_call_with_policy(store, name, input, policy)?
+                .map_err(Error::Tool))
+        })
+    }
+
+    /// [`call_tool`](Self::call_tool) with the scan and the versions the model has seen
+    /// set by `options` (see [`Seen`](crate::Seen)): a `memory_consolidate` of a file the
+    /// model saw in another version is refused, showing it the current content.
+    pub fn call_tool_with_options(
+        &self,
+        name: &str,
+        input: &str,
+        options: &CallOptions,
+    ) -> Result<ToolSuccess, Error> {
+        self.run(Access::Write, |store, memory| {
+            let tools = memory.metis_memory_tools();
+            Ok(tools
+                .call_call_with_options(store, name, input, options)?
                 .map_err(Error::Tool))
         })
     }

@@ -31,7 +31,7 @@ fn exports_store_and_tools_by_their_wit_names() {
     let names: Vec<&str> = exports.iter().map(|(name, _)| *name).collect();
     assert_eq!(
         names,
-        ["metis:memory/store@0.1.0", "metis:memory/tools@0.1.0"]
+        ["metis:memory/store@0.2.0", "metis:memory/tools@0.2.0"]
     );
     assert_eq!(
         instance_items(&engine, &exports[1].1.ty),
@@ -47,9 +47,12 @@ fn exports_store_and_tools_by_their_wit_names() {
             "tool-success",
             "tool-error",
             "scan-policy",
+            "file-version",
+            "call-options",
             "definitions",
             "call",
             "call-with-policy",
+            "call-with-options",
         ])
     );
     assert_eq!(
@@ -58,15 +61,22 @@ fn exports_store_and_tools_by_their_wit_names() {
             "memory-file",
             "write-result",
             "store-error",
+            "audit-finding",
+            "audit-policy",
+            "prompt-source",
+            "composed-prompt",
             "read",
             "exists",
             "size-bytes",
             "add-entry",
             "replace",
             "consolidate",
+            "consolidate-if-unchanged",
             "soft-cap",
             "hard-cap",
             "assemble-system-prompt",
+            "compose-system-prompt",
+            "audit",
             "describe-error",
         ])
     );
@@ -105,7 +115,7 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
 
 /// One line per imported interface: its versioned name, then the names it must provide.
 const REVIEWED_IMPORTS: &str = "
-metis:memory/types@0.1.0: hard-cap-exceeded-info invalid-utf8-info memory-file store-error write-result
+metis:memory/types@0.2.0: audit-finding changed-info flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file store-error write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
 wasi:clocks/wall-clock@0.2.12: datetime now

@@ -8,8 +8,13 @@ mod conformance_format;
 use std::path::Path;
 
 use conformance_format::{Runner, text};
-use metis_memory::json::{error_json, tool_definition_json, tool_success_json, write_result_json};
-use metis_memory::{Error, MemoryFile, Workspace};
+use metis_memory::json::{
+    audit_finding_json, composed_prompt_json, error_json, file_version_json, tool_definition_json,
+    tool_success_json, write_result_json,
+};
+use metis_memory::{
+    AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace,
+};
 use serde_json::{Value, json};
 
 fn main() {
@@ -27,11 +32,30 @@ impl Runner for Workspace {
                 Some(input) => input.to_string(),
                 None => text(step, "input_text"),
             };
-            return match self.call_tool(tool, &input) {
-                Ok(success) => json!({ "ok": tool_success_json(&success) }),
-                Err(Error::Tool(e)) => {
-                    json!({ "error": { "message": e.message, "is_user_visible": e.is_user_visible } })
+            // Without `seen`, `tools.call` itself; with it, `call-with-options`.
+            let outcome = match step.get("seen").and_then(Value::as_object) {
+                None => self.call_tool(tool, &input),
+                Some(seen) => {
+                    let options = CallOptions {
+                        scan: ScanPolicy::default(),
+                        seen: seen
+                            .iter()
+                            .map(|(file, hash)| FileVersion {
+                                file: MemoryFile::parse(file).unwrap(),
+                                sha256: hash.as_str().unwrap().to_owned(),
+                            })
+                            .collect(),
+                    };
+                    self.call_tool_with_options(tool, &input, &options)
                 }
+            };
+            return match outcome {
+                Ok(success) => json!({ "ok": tool_success_json(&success) }),
+                Err(Error::Tool(e)) => json!({ "error": {
+                    "message": e.message,
+                    "is_user_visible": e.is_user_visible,
+                    "shown": e.shown.as_ref().map(file_version_json),
+                } }),
                 Err(other) => json!({ "error": error_json(&other) }),
             };
         }
@@ -52,6 +76,22 @@ impl Runner for Workspace {
             "consolidate" => self
                 .consolidate(file(), &text(step, "content"))
                 .map(|r| write_result_json(&r)),
+            "consolidate-if-unchanged" => self
+                .consolidate_if_unchanged(
+                    file(),
+                    &text(step, "content"),
+                    step["expected_hash"].as_str().unwrap(),
+                )
+                .map(|r| write_result_json(&r)),
+            "compose-system-prompt" => self
+                .compose_system_prompt(
+                    &text(step, "base"),
+                    AuditPolicy::parse(step["audit"].as_str().unwrap_or("off")).unwrap(),
+                )
+                .map(|prompt| composed_prompt_json(&prompt)),
+            "audit" => self
+                .audit(file())
+                .map(|findings| findings.iter().map(audit_finding_json).collect()),
             "assemble-system-prompt" => self
                 .assemble_system_prompt(&text(step, "base"))
                 .map(Value::from),

@@ -21,11 +21,15 @@ pub(crate) use complain;
 
 mod status;
 
-use metis_memory::{Error, MemoryFile, ToolDefinition, ToolSuccess, Workspace, WriteResult};
+use metis_memory::{
+    AuditFinding, ComposedPrompt, Error, MemoryFile, ToolDefinition, ToolError, ToolSuccess,
+    Workspace, WriteResult,
+};
 use serde_json::{Value, json};
 
 use metis_memory::json::{
-    error_json, tool_definition_json, tool_error_json, tool_success_json, write_result_json,
+    audit_finding_json, composed_prompt_json, error_json, tool_definition_json, tool_error_json,
+    tool_success_json, write_result_json,
 };
 use status::FileStatus;
 
@@ -63,12 +67,73 @@ impl Output {
         }
     }
 
-    pub fn prompt(&self, prompt: &str) {
-        if self.json {
-            self.print_json(json!({ "prompt": prompt }));
-        } else {
-            say!("{prompt}\n");
+    /// The prompt on stdout; with `--json`, its sources too. The audit's findings also
+    /// go to stderr, so a person sees them whatever stdout is piped into.
+    pub fn prompt(&self, prompt: &ComposedPrompt) {
+        for source in &prompt.sources {
+            let left_out = if source.included || source.findings.is_empty() {
+                ""
+            } else {
+                " (left out of the prompt)"
+            };
+            for finding in &source.findings {
+                complain!(
+                    "{}:{}: [{}] {}{left_out}",
+                    source.file.file_name(),
+                    finding.line,
+                    finding.rule,
+                    finding.detail
+                );
+            }
         }
+        if self.json {
+            let sources = composed_prompt_json(prompt)["sources"].take();
+            self.print_json(json!({ "prompt": prompt.text, "sources": sources }));
+        } else {
+            say!("{}\n", prompt.text);
+        }
+    }
+
+    /// Every finding of `metis-memory audit`; whether there were none.
+    pub fn audit(&self, found: &[(MemoryFile, Vec<AuditFinding>)]) -> bool {
+        let clean = found.iter().all(|(_, findings)| findings.is_empty());
+        if self.json {
+            let findings: Vec<Value> = found
+                .iter()
+                .flat_map(|(file, findings)| {
+                    findings.iter().map(|finding| {
+                        let mut value = audit_finding_json(finding);
+                        value["file"] = file.file_name().into();
+                        value
+                    })
+                })
+                .collect();
+            self.print_json(json!({ "clean": clean, "findings": findings }));
+            return clean;
+        }
+        for (file, findings) in found {
+            for finding in findings {
+                say!(
+                    "{}:{}: [{}] {}\n",
+                    file.file_name(),
+                    finding.line,
+                    finding.rule,
+                    finding.detail
+                );
+            }
+        }
+        let names: Vec<&str> = found.iter().map(|(file, _)| file.file_name()).collect();
+        let count: usize = found.iter().map(|(_, findings)| findings.len()).sum();
+        if clean {
+            say!("{}: no findings\n", names.join(", "));
+        } else {
+            complain!(
+                "{count} finding{} in {}: review the lines above (a person's edit or a pull may have brought them in)",
+                if count == 1 { "" } else { "s" },
+                names.join(", ")
+            );
+        }
+        clean
     }
 
     pub fn write(&self, ws: &Workspace, result: &WriteResult) -> Result<(), Error> {
@@ -123,9 +188,9 @@ impl Output {
     }
 
     /// A refused tool call: its text on stderr, and the outcome as JSON on stdout.
-    pub fn tool_refusal(&self, message: &str) {
-        complain!("{message}");
-        self.print_json(tool_error_json(message));
+    pub fn tool_refusal(&self, refused: &ToolError) {
+        complain!("{}", refused.message);
+        self.print_json(tool_error_json(refused));
     }
 
     pub fn error(&self, error: &Error) {

@@ -16,6 +16,8 @@ pub struct FileStatus {
     sha256: Result<String, String>,
     /// The file's write lock, if one is there.
     lock: Option<Lock>,
+    /// How many findings the memory audit has in the file (`None` when it is unreadable).
+    findings: Option<usize>,
 }
 
 /// A write lock present in `.metis/`: a writer at work, or one that died.
@@ -82,7 +84,12 @@ impl FileStatus {
             (Err(Error::Store { message, .. }), _) => (true, 0, Err(message)),
             (Err(other), _) | (_, Err(other)) => return Err(other),
         };
+        let findings = match &sha256 {
+            Ok(_) => Some(ws.audit(file)?.len()),
+            Err(_) => None,
+        };
         Ok(FileStatus {
+            findings,
             file,
             exists,
             size_bytes,
@@ -112,12 +119,17 @@ impl FileStatus {
                 format!("{flag}  sha256 {}", &hash[..16])
             }
         };
+        let audit = match self.findings {
+            Some(0) | None => String::new(),
+            Some(1) => "  1 AUDIT FINDING (metis-memory audit)".to_owned(),
+            Some(n) => format!("  {n} AUDIT FINDINGS (metis-memory audit)"),
+        };
         let lock = self
             .lock
             .as_ref()
             .map_or_else(String::new, |lock| format!("  {}", lock.describe()));
         format!(
-            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}{lock}",
+            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}{audit}{lock}",
             self.file.file_name(),
             self.size_bytes,
             bar(self.size_bytes, self.hard_cap),
@@ -141,6 +153,7 @@ impl FileStatus {
             Ok(hash) => value["sha256"] = hash.as_str().into(),
             Err(reason) => value["error"] = reason.as_str().into(),
         }
+        value["audit_findings"] = self.findings.into();
         value["lock"] = self.lock.as_ref().map_or(
             Value::Null,
             |lock| json!({ "age_seconds": lock.age_seconds, "stale": lock.stale }),

@@ -1,0 +1,63 @@
+//! The memory audit: the poisoning scan's rules over what is on disk. Tool calls are
+//! scanned before they write, but the files are plain markdown that people edit and
+//! commit, so poison can also arrive by hand or by `git pull`; the audit finds it there.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::scan::{self, ScanPolicy};
+
+/// One rule matching in a file: owned, because it crosses the component boundary and
+/// comes back (in `describe-error`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditFinding {
+    /// The 1-based line the match starts on.
+    pub line: u32,
+    /// The rule's id.
+    pub rule: String,
+    /// What matched, cut short.
+    pub detail: String,
+}
+
+impl fmt::Display for AuditFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {} [{}]: {}", self.line, self.rule, self.detail)
+    }
+}
+
+/// Every finding of both parts of the scan in `text`, one per rule and line, by line.
+pub fn audit(text: &str) -> Vec<AuditFinding> {
+    // TEMPORARY until scan::findings lands: the first finding only, on line 1.
+    scan::scan(text, ScanPolicy::ALL)
+        .into_iter()
+        .map(|finding| AuditFinding {
+            line: 1,
+            rule: finding.id.into(),
+            detail: cut_short(finding.detail),
+        })
+        .collect()
+}
+
+/// The most characters of a finding's detail an audit reports.
+const DETAIL_CHARS: usize = 100;
+
+fn cut_short(detail: String) -> String {
+    match detail.char_indices().nth(DETAIL_CHARS) {
+        Some((end, _)) => alloc::format!("{}…", &detail[..end]),
+        None => detail,
+    }
+}
+
+/// What prompt composition does with a file the audit finds something in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditPolicy {
+    /// No audit.
+    Off,
+    /// Compose as usual, report the findings.
+    Report,
+    /// Leave a file with findings out of the prompt, report them.
+    Omit,
+    /// Compose nothing: `StoreError::Flagged` for the first file with findings.
+    Refuse,
+}
