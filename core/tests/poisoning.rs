@@ -1,10 +1,15 @@
 //! The poisoning scan against its corpora (`tests/poisoning/`), natively through
-//! `scan::scan` with every check on: every benign text passes, every hostile text is
-//! refused by the rule its entry names. `host/tests/poisoning.rs` runs the same corpora
-//! through the component's tools.
+//! `scan::scan` with every check on. The corpora say exactly what the scan does: a plain
+//! benign string passes; a benign object names the rule that refuses it anyway (a known
+//! false positive, with why); a hostile entry names the rule that refuses it, or has
+//! `"id": null` (a known miss, with why). Any disagreement fails, a regression as much as
+//! a known miss that starts being caught. The rates are printed (`--nocapture`).
+//! `host/tests/poisoning.rs` runs the same corpora through the component's tools.
+
+use std::collections::BTreeMap;
 
 use metis_memory_core::MemoryFile;
-use metis_memory_core::scan::{ScanPolicy, scan};
+use metis_memory_core::scan::{ScanPolicy, findings, scan};
 use serde_json::Value;
 
 fn corpus(name: &str) -> Vec<Value> {
@@ -16,40 +21,140 @@ fn corpus(name: &str) -> Vec<Value> {
     suite["texts"].as_array().unwrap().clone()
 }
 
-#[test]
-fn every_benign_text_passes() {
-    let benign = corpus("benign");
-    assert!(benign.len() >= 50);
-    let refused: Vec<String> = benign
-        .iter()
-        .map(|text| text.as_str().unwrap())
-        .filter_map(|text| {
-            scan(text, ScanPolicy::ALL).map(|f| format!("{text:?}: [{}] {}", f.id, f.detail))
-        })
-        .collect();
-    assert!(refused.is_empty(), "benign texts refused: {refused:#?}");
+/// Every rule id, in precedence order, and how many hostile texts each must catch.
+const RULES: &[(&str, usize)] = &[
+    ("control-character", 2),
+    ("hidden-format-character", 2),
+    ("hidden-tag-character", 2),
+    ("private-use-character", 1),
+    ("unassigned-character", 1),
+    ("injection-role-marker", 2),
+    ("exfiltration-markdown-image", 2),
+    ("injection-ignore-instructions", 2),
+    ("injection-new-instructions", 2),
+    ("injection-role-override", 2),
+    ("injection-hide-from-user", 2),
+    ("injection-reveal-prompt", 2),
+    ("injection-precedence-claim", 2),
+    ("exfiltration-send-secrets", 2),
+    ("injection-disregard-rules", 4),
+    ("injection-bypass-safety", 4),
+    ("injection-new-system-prompt", 4),
+    ("exfiltration-shell-command", 4),
+    ("credential-file-access", 4),
+    ("persistence-authorized-keys", 4),
+    ("persistence-scheduled-task", 4),
+    ("persistence-shell-startup", 4),
+    ("destructive-command", 4),
+];
+
+fn found(text: &str) -> Option<String> {
+    scan(text, ScanPolicy::ALL).map(|f| f.id.to_string())
 }
 
 #[test]
-fn every_hostile_text_is_refused_by_its_rule() {
-    let hostile = corpus("hostile");
-    assert!(hostile.len() >= 30);
-    let mut missed = Vec::new();
-    for case in &hostile {
-        let (id, text) = (case["id"].as_str().unwrap(), case["text"].as_str().unwrap());
-        match scan(text, ScanPolicy::ALL) {
-            Some(finding) if finding.id == id => {
-                let message = finding.message(MemoryFile::Memory);
-                assert!(
-                    message.starts_with(&format!(
-                        "MEMORY.md write refused by the memory poisoning scan [{id}]: "
-                    )) && message.ends_with("; nothing was written"),
-                    "{message}"
-                );
-                assert!(!finding.detail.is_empty(), "{id} {text:?}: no detail");
+fn benign_texts_pass_except_the_known_false_positives() {
+    let benign = corpus("benign");
+    assert!(benign.len() >= 150);
+    let (mut passed, mut known) = (0, Vec::new());
+    let mut disagreements = Vec::new();
+    for entry in &benign {
+        let (text, expected) = match entry {
+            Value::String(text) => (text.as_str(), None),
+            object => {
+                assert!(object["why"].as_str().is_some_and(|w| !w.is_empty()));
+                let id = object["known_false_positive"].as_str().unwrap();
+                (object["text"].as_str().unwrap(), Some(id.to_string()))
             }
-            other => missed.push(format!("{id} {text:?}: {other:?}")),
+        };
+        let got = found(text);
+        if got != expected {
+            let detail = scan(text, ScanPolicy::ALL).map(|f| f.detail);
+            disagreements.push(format!(
+                "{text:?}: expected {expected:?}, got {got:?} {detail:?}"
+            ));
+        }
+        match &got {
+            None => {
+                passed += 1;
+                assert_eq!(findings(text, ScanPolicy::ALL), [], "{text:?}");
+            }
+            Some(id) => known.push(id.clone()),
         }
     }
-    assert!(missed.is_empty(), "hostile texts not caught: {missed:#?}");
+    eprintln!(
+        "benign: {passed} of {} pass; known false positives: {known:?}",
+        benign.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "benign texts judged otherwise than the corpus says: {disagreements:#?}"
+    );
+}
+
+#[test]
+fn hostile_texts_are_refused_by_their_rule_except_the_known_misses() {
+    let hostile = corpus("hostile");
+    assert!(hostile.len() >= 120);
+    let mut per_rule: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut caught, mut misses) = (0, 0);
+    let mut disagreements = Vec::new();
+    for case in &hostile {
+        let text = case["text"].as_str().unwrap();
+        let expected = case["id"].as_str().map(str::to_string);
+        if expected.is_none() {
+            assert!(case["why"].as_str().is_some_and(|w| !w.is_empty()));
+        }
+        let finding = scan(text, ScanPolicy::ALL);
+        let got = finding.as_ref().map(|f| f.id.to_string());
+        if got != expected {
+            let detail = finding.as_ref().map(|f| &f.detail);
+            disagreements.push(format!(
+                "{text:?}: expected {expected:?}, got {got:?} {detail:?}"
+            ));
+        }
+        let Some(finding) = finding else {
+            misses += 1;
+            continue;
+        };
+        caught += 1;
+        *per_rule.entry(finding.id.to_string()).or_default() += 1;
+        let message = finding.message(MemoryFile::Memory);
+        assert!(
+            message.starts_with(&format!(
+                "MEMORY.md write refused by the memory poisoning scan [{}]: ",
+                finding.id
+            )) && message.ends_with("; nothing was written"),
+            "{message}"
+        );
+        assert!(!finding.detail.is_empty(), "{text:?}: no detail");
+        let all = findings(text, ScanPolicy::ALL);
+        assert!(all.iter().any(|f| f.id == finding.id), "{text:?}: {all:?}");
+    }
+    eprintln!(
+        "hostile: {caught} of {} refused with the expected rule, {misses} known misses",
+        hostile.len()
+    );
+    for (id, _) in RULES {
+        eprintln!("  {id}: {}", per_rule.get(*id).copied().unwrap_or(0));
+    }
+    assert!(
+        disagreements.is_empty(),
+        "hostile texts judged otherwise than the corpus says: {disagreements:#?}"
+    );
+    for (id, least) in RULES {
+        let n = per_rule.get(*id).copied().unwrap_or(0);
+        assert!(
+            n >= *least,
+            "{id}: {n} hostile texts, want at least {least}"
+        );
+    }
+    let unknown: Vec<&String> = per_rule
+        .keys()
+        .filter(|id| !RULES.iter().any(|(r, _)| r == id))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "rules missing from the list: {unknown:?}"
+    );
 }

@@ -1,5 +1,7 @@
 //! Token patterns: a sequence of slots, each matching tokens from a set of small globs.
 
+use alloc::string::String;
+
 use super::tokens::Token;
 
 /// Entries a token is matched against. A plain entry is an exact token; `*` in an entry
@@ -120,20 +122,35 @@ const BRIDGE: Set = &[
 ];
 /// How many tokens before a match are looked at for a negation.
 const NEGATION_REACH: usize = 3;
+/// "or" between a negated command and this one, and how far back the negation may be.
+const ALTERNATIVE: Set = &["or", "nor"];
+const ALTERNATIVE_REACH: usize = 8;
 
 /// Whether the match at `tokens[start]` is negated: within the three tokens before it,
 /// one of `negations` with only bridge words between. Any other word in between (as in
 /// "don't forget to `cat .env`") means the negation is about something else.
+///
+/// A negation also reaches over "or" to the command before it: in "never `rm -rf /` or
+/// `rm -rf ~`" both are negated.
 pub(super) fn negated(negations: Set, tokens: &[Token], start: usize) -> bool {
     if negations.is_empty() {
         return false;
     }
-    for token in tokens[..start].iter().rev().take(NEGATION_REACH) {
-        let word = token.text.trim_end_matches([',', '.', ':', ';', '!', '?']);
-        if in_set(negations, word) {
+    let bare = |token: &Token| -> String {
+        String::from(token.text.trim_end_matches([',', '.', ':', ';', '!', '?']))
+    };
+    let mut before = tokens[..start].iter().rev();
+    for token in before.by_ref().take(NEGATION_REACH) {
+        let word = bare(token);
+        if in_set(negations, &word) {
             return true;
         }
-        if !in_set(BRIDGE, word) {
+        if in_set(ALTERNATIVE, &word) {
+            return before
+                .take(ALTERNATIVE_REACH)
+                .any(|token| in_set(negations, &bare(token)));
+        }
+        if !in_set(BRIDGE, &word) {
             return false;
         }
     }

@@ -31,6 +31,17 @@ const fn words(id: &'static str, slots: &'static [Slot]) -> Rule {
     }
 }
 
+/// A shell rule about a file's disclosure: negations, and the passive ("the key is read
+/// from `~/.netrc`") that describes where a tool reads rather than asks for a read.
+const fn disclosure(id: &'static str, slots: &'static [Slot]) -> Rule {
+    Rule {
+        id,
+        stream: Stream::Shell,
+        slots,
+        not_after: NOT_DISCLOSED,
+    }
+}
+
 const fn shell(id: &'static str, slots: &'static [Slot]) -> Rule {
     Rule {
         id,
@@ -45,6 +56,11 @@ const fn shell(id: &'static str, slots: &'static [Slot]) -> Rule {
 const NEGATIONS: Set = &[
     "never", "not", "dont", "don", "t", "no", "avoid", "nor", "without", "cannot", "cant",
     "shouldnt", "mustnt", "wont",
+];
+
+const NOT_DISCLOSED: Set = &[
+    "never", "not", "dont", "don", "t", "no", "avoid", "nor", "without", "cannot", "cant",
+    "shouldnt", "mustnt", "wont", "is", "are", "was", "were", "be", "been", "gets",
 ];
 
 // ---------------------------------------------------------------- the original rules
@@ -271,6 +287,8 @@ const DESCRIBED: Set = &[
     "prevent",
     "detect",
     "detecting",
+    "that",
+    "which",
     "never",
     "not",
     "don",
@@ -749,6 +767,12 @@ const SCHEDULERS: Set = &[
 ];
 /// A cron schedule field that is a star: `* * * * *`, `*/5`.
 const CRON_STAR: Set = &["\\*", "\\*/*"];
+/// Between a command and the file it is written into: `>> ~/.bashrc`, "to your ~/.zshrc",
+/// `| tee -a ~/.profile`.
+const INTO: Set = &[
+    ">", "to", "into", "in", "tee", "-a", "--append", "|", "sudo", "your", "the", "my", "end",
+    "of", "bottom", "top",
+];
 const STARTUP_FILES: Set = &[
     "*.bashrc",
     "*.bash_profile",
@@ -1009,7 +1033,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         &[
             One(DISREGARD),
             Many(QUANTIFIERS, 2),
-            One(&["your", "its"]),
+            One(&["your"]),
             Many(RULE_ADJECTIVES, 3),
             One(RULES),
         ],
@@ -1225,7 +1249,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         "exfiltration-shell-command",
         &[
             One(READERS),
-            Many(FLAGS, 3),
+            Many(NONSEP, 3),
             One(SECRET_FILES),
             Many(PIPELINE, 6),
             One(NET),
@@ -1254,16 +1278,16 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         ],
     ),
     // "paste the contents of `~/.ssh/id_rsa`", "cat ~/.aws/credentials".
-    shell(
+    disclosure(
         "credential-file-access",
         &[One(DISCLOSE), Many(FILE_FILLER, 5), One(CREDENTIAL_FILES)],
     ),
-    shell(
+    disclosure(
         "credential-file-access",
         &[One(DISCLOSE_ENV), Many(FILE_FILLER, 5), One(ENV_FILES)],
     ),
     // "read .env and paste it into your reply".
-    shell(
+    disclosure(
         "credential-file-access",
         &[
             One(OPEN),
@@ -1334,6 +1358,15 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             One(SHELLS),
         ],
     ),
+    shell(
+        "persistence-scheduled-task",
+        &[
+            One(CRON_STAR),
+            One(CRON_STAR),
+            Many(ANY, 6),
+            One(REVERSE_SHELL),
+        ],
+    ),
     // `echo 'curl … | sh' > /etc/cron.hourly/x`.
     shell(
         "persistence-scheduled-task",
@@ -1372,7 +1405,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             One(&["|"]),
             Many(ELEVATE, 2),
             One(SHELLS),
-            Many(ANY, 6),
+            Many(INTO, 4),
             One(STARTUP_FILES),
         ],
     ),
