@@ -28,11 +28,10 @@ impl fmt::Display for AuditFinding {
 
 /// Every finding of both parts of the scan in `text`, one per rule and line, by line.
 pub fn audit(text: &str) -> Vec<AuditFinding> {
-    // TEMPORARY until scan::findings lands: the first finding only, on line 1.
-    scan::scan(text, ScanPolicy::ALL)
+    scan::findings(text, ScanPolicy::ALL)
         .into_iter()
         .map(|finding| AuditFinding {
-            line: 1,
+            line: finding.line,
             rule: finding.id.into(),
             detail: cut_short(finding.detail),
         })
@@ -42,11 +41,27 @@ pub fn audit(text: &str) -> Vec<AuditFinding> {
 /// The most characters of a finding's detail an audit reports.
 const DETAIL_CHARS: usize = 100;
 
+/// `detail` cut to `DETAIL_CHARS`, with control and format characters written as
+/// `\u{…}`: a finding quotes hostile text, and a terminal showing it must not obey it.
 fn cut_short(detail: String) -> String {
-    match detail.char_indices().nth(DETAIL_CHARS) {
-        Some((end, _)) => alloc::format!("{}…", &detail[..end]),
-        None => detail,
+    let mut shown = String::new();
+    for (i, c) in detail.chars().enumerate() {
+        if i == DETAIL_CHARS {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() || is_format(c) {
+            shown.push_str(&alloc::format!("\\u{{{:x}}}", c as u32));
+        } else {
+            shown.push(c);
+        }
     }
+    shown
+}
+
+fn is_format(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    c.general_category() == GeneralCategory::Format
 }
 
 /// What prompt composition does with a file the audit finds something in.

@@ -153,7 +153,7 @@ pub fn plan_write(
                     file,
                     expected_hash: expected_hash.into(),
                     current_hash,
-                    current_content: String::from_utf8_lossy(&before).into_owned(),
+                    current: before,
                 });
             }
             Ok(planned(before, content.as_bytes().to_vec()))

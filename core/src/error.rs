@@ -43,8 +43,8 @@ pub enum StoreError {
         file: MemoryFile,
         expected_hash: String,
         current_hash: String,
-        /// The file's text now, lossily decoded: the tool layer shows it to the model.
-        current_content: String,
+        /// The file's bytes now: the tool layer may show them to the model.
+        current: Vec<u8>,
     },
     /// Prompt composition with the `refuse` audit policy found something in `file`.
     Flagged {
@@ -93,9 +93,18 @@ impl fmt::Display for StoreError {
                 expected_hash,
                 current_hash,
                 ..
-            } => write!(
+            } if is_sha256_hex(expected_hash) => write!(
                 f,
                 "{file} changed since it was read (expected sha256 {expected_hash}, found {current_hash}); nothing was written: read it again and consolidate from what is there now"
+            ),
+            StoreError::Changed {
+                file,
+                expected_hash,
+                ..
+            } => write!(
+                f,
+                "the expected hash {:?} is not a SHA-256 (64 hex digits), so it matches no version of {file}; nothing was written",
+                crate::text::cut(expected_hash, 80)
             ),
             StoreError::Flagged { file, findings } => {
                 write!(
@@ -116,6 +125,18 @@ impl fmt::Display for StoreError {
 }
 
 impl core::error::Error for StoreError {}
+
+/// What `changed-info.current-content` carries of a changed file: at most its hard cap
+/// of bytes, lossily decoded, so an error never grows with what is on disk.
+pub fn changed_content(file: MemoryFile, current: &[u8]) -> String {
+    let shown = &current[..current.len().min(file.hard_cap() as usize)];
+    String::from_utf8_lossy(shown).into_owned()
+}
+
+/// Whether `text` is a SHA-256 as 64 hex digits (either case).
+pub fn is_sha256_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
 
 #[cfg(test)]
 mod tests {

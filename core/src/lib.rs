@@ -23,7 +23,7 @@ pub mod tool_call;
 mod tools;
 
 pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
-pub use error::StoreError;
+pub use error::{StoreError, changed_content, is_sha256_hex};
 pub use file::MemoryFile;
 pub use prompt::{ComposedPrompt, PromptSource, assemble_system_prompt, compose_system_prompt};
 pub use text::{decode_utf8, into_text, python_strip};

@@ -19,6 +19,13 @@ pub(crate) fn python_rstrip(s: &str) -> &str {
     s.trim_end_matches(is_python_whitespace)
 }
 
+/// At most the first `chars` characters of `text`.
+pub(crate) fn cut(text: &str, chars: usize) -> &str {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// The file's bytes as text, or `InvalidUtf8` with the offset of the first bad byte.
 pub fn decode_utf8(file: MemoryFile, bytes: &[u8]) -> Result<&str, StoreError> {
     core::str::from_utf8(bytes).map_err(|e| StoreError::InvalidUtf8 {

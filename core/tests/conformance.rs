@@ -199,12 +199,12 @@ fn error_json(error: &StoreError) -> Value {
             file,
             expected_hash,
             current_hash,
-            current_content,
+            current,
         } => {
             value["file"] = file.file_name().into();
             value["expected_hash"] = expected_hash.as_str().into();
             value["current_hash"] = current_hash.as_str().into();
-            value["current_content"] = current_content.as_str().into();
+            value["current_content"] = metis_memory_core::changed_content(*file, current).into();
         }
         StoreError::Flagged { file, findings } => {
             value["file"] = file.file_name().into();
@@ -242,10 +242,17 @@ fn audit_policy(name: &str) -> AuditPolicy {
     }
 }
 
-/// A step's `seen` (`{"MEMORY.md": HASH, …}`) as call options with the full scan.
+/// A step's `seen` (`{"MEMORY.md": HASH, …}`) and `withheld` (`["MEMORY.md"]`) as call
+/// options with the full scan.
 fn call_options(step: &Value) -> CallOptions {
     let seen = step.get("seen").and_then(Value::as_object);
+    let withheld = step.get("withheld").and_then(Value::as_array);
     CallOptions {
+        withheld: withheld
+            .into_iter()
+            .flatten()
+            .map(|file| MemoryFile::from_name(file.as_str().unwrap()).unwrap())
+            .collect(),
         seen: seen
             .into_iter()
             .flatten()

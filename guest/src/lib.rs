@@ -242,12 +242,12 @@ impl From<core::StoreError> for StoreError {
                 file,
                 expected_hash,
                 current_hash,
-                current_content,
+                current,
             } => StoreError::Changed(ChangedInfo {
                 file: file.into(),
                 expected_hash,
                 current_hash,
-                current_content,
+                current_content: core::changed_content(file, &current),
             }),
             E::Flagged { file, findings: f } => StoreError::Flagged(FlaggedInfo {
                 file: file.into(),
@@ -281,7 +281,7 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
             file: info.file.into(),
             expected_hash: info.expected_hash,
             current_hash: info.current_hash,
-            current_content: info.current_content,
+            current: info.current_content.into_bytes(),
         },
         StoreError::Flagged(info) => E::Flagged {
             file: info.file.into(),

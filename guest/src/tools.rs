@@ -35,7 +35,7 @@ impl Guest for Component {
     ) -> Result<ToolSuccess, ToolError> {
         let options = CoreCallOptions {
             scan: scan_policy(policy),
-            seen: Vec::new(),
+            ..CoreCallOptions::scan_all()
         };
         run(&name, input, &options)
     }
@@ -52,6 +52,7 @@ impl Guest for Component {
                 .into_iter()
                 .map(|version| (version.file.into(), version.sha256))
                 .collect(),
+            withheld: options.withheld.into_iter().map(Into::into).collect(),
         };
         run(&name, input, &options)
     }

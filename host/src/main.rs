@@ -251,6 +251,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     injection_patterns: !no_scan,
                 },
                 seen,
+                withheld: Vec::new(),
             };
             match ws.call_tool_with_options(&tool, &input, &options) {
                 Ok(success) => out.tool_success(&success),

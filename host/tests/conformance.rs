@@ -32,22 +32,30 @@ impl Runner for Workspace {
                 Some(input) => input.to_string(),
                 None => text(step, "input_text"),
             };
-            // Without `seen`, `tools.call` itself; with it, `call-with-options`.
-            let outcome = match step.get("seen").and_then(Value::as_object) {
-                None => self.call_tool(tool, &input),
-                Some(seen) => {
-                    let options = CallOptions {
-                        scan: ScanPolicy::default(),
-                        seen: seen
-                            .iter()
-                            .map(|(file, hash)| FileVersion {
-                                file: MemoryFile::parse(file).unwrap(),
-                                sha256: hash.as_str().unwrap().to_owned(),
-                            })
-                            .collect(),
-                    };
-                    self.call_tool_with_options(tool, &input, &options)
-                }
+            // Without `seen` or `withheld`, `tools.call` itself; with them,
+            // `call-with-options`.
+            let seen = step.get("seen").and_then(Value::as_object);
+            let withheld = step.get("withheld").and_then(Value::as_array);
+            let outcome = if seen.is_none() && withheld.is_none() {
+                self.call_tool(tool, &input)
+            } else {
+                let options = CallOptions {
+                    scan: ScanPolicy::default(),
+                    seen: seen
+                        .into_iter()
+                        .flatten()
+                        .map(|(file, hash)| FileVersion {
+                            file: MemoryFile::parse(file).unwrap(),
+                            sha256: hash.as_str().unwrap().to_owned(),
+                        })
+                        .collect(),
+                    withheld: withheld
+                        .into_iter()
+                        .flatten()
+                        .map(|file| MemoryFile::parse(file.as_str().unwrap()).unwrap())
+                        .collect(),
+                };
+                self.call_tool_with_options(tool, &input, &options)
             };
             return match outcome {
                 Ok(success) => json!({ "ok": tool_success_json(&success) }),

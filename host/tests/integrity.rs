@@ -5,11 +5,9 @@ mod common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Barrier};
-use std::thread;
 
 use common::{EMPTY_SHA256, TestWorkspace, sha256_hex};
-use metis_memory::{AuditPolicy, Error, MemoryFile, ScanPolicy, Seen, StoreError, Workspace};
+use metis_memory::{AuditPolicy, Error, MemoryFile, ScanPolicy, Seen, StoreError};
 use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
@@ -42,13 +40,13 @@ fn consolidate(content: &str) -> String {
     json!({ "file": "MEMORY.md", "content": content }).to_string()
 }
 
-/// The content a stale-consolidate refusal shows the model.
+/// The content a stale-consolidate refusal shows the model, between its marker lines.
 fn shown_content(message: &str) -> String {
-    let start = message
-        .find(" bytes) ---\n")
-        .expect("a refusal showing the file")
-        + 12;
-    let end = message.rfind("--- end of MEMORY.md ---").unwrap();
+    let open = message
+        .find("\n<<< MEMORY.md ")
+        .expect("a refusal showing the file");
+    let start = open + message[open + 1..].find('\n').unwrap() + 2;
+    let end = message.rfind(">>> MEMORY.md ").unwrap();
     message[start..end].to_owned()
 }
 
@@ -113,7 +111,19 @@ fn with_seen_versions_another_writers_entry_survives() {
     );
     assert_eq!(shown_content(&refusal.message), text(&with_entry));
     assert_eq!(t.bytes(M).unwrap(), with_entry);
+    // Taken in once the model has read it: not by other calls of the same response.
     seen.observe(&outcome);
+    assert_eq!(
+        seen.versions()[1].sha256,
+        sha256_hex(b"- builds with cargo\n")
+    );
+    let same_response = t.ws.call_tool_with_options(
+        "memory_consolidate",
+        &consolidate("- builds with cargo, written before the refusal\n"),
+        &seen.options(ScanPolicy::default()),
+    );
+    assert!(matches!(same_response, Err(Error::Tool(_))));
+    seen.next_response();
     assert_eq!(seen.versions()[1].sha256, sha256_hex(&with_entry));
 
     // Its next attempt, built on what it was shown, is made and keeps the entry.
@@ -173,90 +183,131 @@ fn the_models_own_writes_advance_what_it_has_seen_and_others_do_not() {
     assert_eq!(t.bytes(M).unwrap(), b"- 1\n- from a person\n- two\n");
 }
 
-/// Two agents on one workspace, each adding its own entries and now and then
-/// consolidating from what it has seen (the model's rewrite: every line it knows,
-/// sorted), each retrying from what a refusal showed it. With seen versions no entry
-/// that either added is ever lost.
-#[test]
-fn two_agents_consolidating_from_what_they_saw_lose_no_entry() {
-    const ROUNDS: usize = 12;
+/// One agent in [`two_agents_consolidating_from_what_they_saw_lose_no_entry`].
+struct Agent {
+    name: &'static str,
+    round: usize,
+    seen: Seen,
+    /// The memory lines the model knows: its prompt's, its own, what it was shown.
+    known: Vec<String>,
+    /// The step it takes next.
+    next: Step,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Step {
+    Compose,
+    Add,
+    Consolidate,
+}
+
+/// Runs two agents on one workspace for `rounds` rounds each, interleaving their steps
+/// by a fixed pseudo-random schedule: compose a prompt, add an entry, then consolidate
+/// (the model's rewrite: every line it knows, sorted) until it is made, each retry
+/// built on what the refusal showed. Returns (entries added, entries lost, refusals).
+fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
     let t = TestWorkspace::new();
-    let start = Arc::new(Barrier::new(2));
-    let agents: Vec<_> = ["a", "b"]
+    let mut agents: Vec<Agent> = ["a", "b"]
         .into_iter()
-        .map(|name| {
-            let ws: Workspace = t.ws.clone();
-            let start = start.clone();
-            thread::spawn(move || {
-                start.wait();
-                let (mut refused, mut added) = (0, Vec::new());
-                for round in 0..ROUNDS {
-                    let prompt = ws.compose_system_prompt("", AuditPolicy::Off).unwrap();
-                    let mut seen = Seen::from_prompt(&prompt);
-                    // What the model knows: the memory lines its prompt showed.
-                    let mut known: Vec<String> = prompt
-                        .text
-                        .lines()
-                        .filter(|l| l.starts_with("- "))
-                        .map(str::to_owned)
-                        .collect();
-                    let entry = format!("- {name}{round}");
-                    let input = json!({ "file": "MEMORY.md", "entry": entry }).to_string();
-                    let outcome = ws.call_tool_with_options(
-                        "memory_add",
-                        &input,
-                        &seen.options(ScanPolicy::default()),
-                    );
-                    assert!(outcome.is_ok(), "{outcome:?}");
-                    seen.observe(&outcome);
-                    added.push(entry.clone());
-                    known.push(entry);
-                    // Consolidate until it is made, each time from what was shown.
-                    loop {
-                        known.sort();
-                        known.dedup();
-                        let content: String = known.iter().map(|l| format!("{l}\n")).collect();
-                        let outcome = ws.call_tool_with_options(
-                            "memory_consolidate",
-                            &consolidate(&content),
-                            &seen.options(ScanPolicy::default()),
-                        );
-                        seen.observe(&outcome);
-                        match outcome {
-                            Ok(_) => break,
-                            Err(Error::Tool(refusal)) => {
-                                assert!(refusal.shown.is_some(), "{}", refusal.message);
-                                refused += 1;
-                                known.extend(
-                                    shown_content(&refusal.message).lines().map(str::to_owned),
-                                );
-                            }
-                            Err(other) => panic!("{other}"),
-                        }
-                    }
-                }
-                (added, refused)
-            })
+        .map(|name| Agent {
+            name,
+            round: 0,
+            seen: Seen::default(),
+            known: Vec::new(),
+            next: Step::Compose,
         })
         .collect();
-    let mut refused = 0;
-    let mut added = Vec::new();
-    for agent in agents {
-        let (entries, refusals) = agent.join().unwrap();
-        added.extend(entries);
-        refused += refusals;
+    let (mut added, mut refused) = (Vec::new(), 0);
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    while agents.iter().any(|a| a.round < rounds) {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let agent = &mut agents[(state >> 63) as usize];
+        if agent.round == rounds {
+            continue;
+        }
+        let options = if use_seen {
+            agent.seen.options(ScanPolicy::default())
+        } else {
+            Seen::default().options(ScanPolicy::default())
+        };
+        match agent.next {
+            Step::Compose => {
+                let prompt = t.ws.compose_system_prompt("", AuditPolicy::Off).unwrap();
+                agent.seen = Seen::from_prompt(&prompt);
+                agent.known = prompt
+                    .text
+                    .lines()
+                    .filter(|l| l.starts_with("- "))
+                    .map(str::to_owned)
+                    .collect();
+                agent.next = Step::Add;
+            }
+            Step::Add => {
+                let entry = format!("- {}{}", agent.name, agent.round);
+                let input = json!({ "file": "MEMORY.md", "entry": entry }).to_string();
+                let outcome = t.ws.call_tool_with_options("memory_add", &input, &options);
+                assert!(outcome.is_ok(), "{outcome:?}");
+                agent.seen.observe(&outcome);
+                added.push(entry.clone());
+                agent.known.push(entry);
+                agent.next = Step::Consolidate;
+            }
+            Step::Consolidate => {
+                agent.known.sort();
+                agent.known.dedup();
+                let content: String = agent.known.iter().map(|l| format!("{l}\n")).collect();
+                let outcome = t.ws.call_tool_with_options(
+                    "memory_consolidate",
+                    &consolidate(&content),
+                    &options,
+                );
+                agent.seen.observe(&outcome);
+                match outcome {
+                    Ok(_) => {
+                        agent.round += 1;
+                        agent.next = Step::Compose;
+                    }
+                    Err(Error::Tool(refusal)) => {
+                        assert!(refusal.shown.is_some(), "{}", refusal.message);
+                        refused += 1;
+                        let shown = shown_content(&refusal.message);
+                        agent.known.extend(shown.lines().map(str::to_owned));
+                        // The model reads the refusal and answers again.
+                        agent.seen.next_response();
+                    }
+                    Err(other) => panic!("{other}"),
+                }
+            }
+        }
     }
     let file = text(&t.bytes(M).unwrap());
-    let lost: Vec<&String> = added
+    let lost = added
         .iter()
         .filter(|e| !file.lines().any(|l| l == *e))
+        .cloned()
         .collect();
-    assert!(lost.is_empty(), "entries lost: {lost:?}\n{file}");
-    assert_eq!(added.len(), 2 * ROUNDS);
+    (added.len(), lost, refused)
+}
+
+/// Two agents on one workspace, each adding its own entries and consolidating from what
+/// it has seen, interleaved by a fixed schedule. With seen versions no entry either
+/// added is lost; the same schedule without them loses some, so the test can tell.
+#[test]
+fn two_agents_consolidating_from_what_they_saw_lose_no_entry() {
+    let (added, lost, refused) = two_agents(12, true);
+    assert_eq!(added, 24);
+    assert!(lost.is_empty(), "entries lost: {lost:?}");
+    assert!(refused > 0, "the schedule never made a consolidate stale");
+    let (_, lost_without, _) = two_agents(12, false);
+    assert!(
+        !lost_without.is_empty(),
+        "the schedule shows no lost update"
+    );
     eprintln!(
-        "{} entries kept through {} consolidates ({refused} stale ones refused)",
-        added.len(),
-        2 * ROUNDS
+        "{added} entries kept through 24 consolidates ({refused} stale ones refused and retried); without seen versions the same schedule loses {}",
+        lost_without.len()
     );
 }
 
@@ -456,4 +507,67 @@ fn cli_status_counts_findings_and_prompt_applies_the_audit_policy() {
     );
     let out = cli(&t, &["prompt", "--audit", "sometimes"], "");
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_file_the_audit_left_out_is_withheld_from_every_tool_write() {
+    let t = TestWorkspace::new();
+    t.put(M, POISON);
+    t.put(MemoryFile::User, "- likes tea\n");
+    let prompt = t.ws.compose_system_prompt("", AuditPolicy::Omit).unwrap();
+    assert_eq!(prompt.text, "## User context (USER.md)\n- likes tea");
+    let seen = Seen::from_prompt(&prompt);
+    assert_eq!(seen.withheld(), [M]);
+    assert_eq!(seen.versions().len(), 1);
+    assert_eq!(seen.versions()[0].file, MemoryFile::User);
+    let options = seen.options(ScanPolicy::default());
+    let outcome =
+        t.ws.call_tool_with_options("memory_consolidate", &consolidate("- clean\n"), &options);
+    let Err(Error::Tool(refusal)) = outcome else {
+        panic!("expected a refusal, got {outcome:?}")
+    };
+    assert!(
+        refusal
+            .message
+            .starts_with("MEMORY.md was left out of your context"),
+        "{}",
+        refusal.message
+    );
+    assert!(!refusal.message.contains("ignore"), "{}", refusal.message);
+    assert_eq!(t.bytes(M).unwrap(), POISON.as_bytes());
+    let add = json!({ "file": "USER.md", "entry": "- and biscuits" }).to_string();
+    assert!(
+        t.ws.call_tool_with_options("memory_add", &add, &options)
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_consolidate_of_a_file_not_held_starts_holding_it() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let mut seen = Seen::default();
+    let outcome = t.ws.call_tool_with_options(
+        "memory_consolidate",
+        &consolidate("- b\n"),
+        &seen.options(ScanPolicy::default()),
+    );
+    seen.observe(&outcome);
+    assert_eq!(seen.versions().len(), 1);
+    assert_eq!(seen.versions()[0].sha256, sha256_hex(b"- b\n"));
+    // A memory_add to a file not held tells the model nothing about the rest of it.
+    let add = json!({ "file": "USER.md", "entry": "- tea" }).to_string();
+    let outcome =
+        t.ws.call_tool_with_options("memory_add", &add, &seen.options(ScanPolicy::default()));
+    seen.observe(&outcome);
+    assert_eq!(seen.versions().len(), 1);
+    // So a later consolidate of MEMORY.md is held to what the model wrote.
+    t.ws.add_entry(M, "- from a person").unwrap();
+    let outcome = t.ws.call_tool_with_options(
+        "memory_consolidate",
+        &consolidate("- c\n"),
+        &seen.options(ScanPolicy::default()),
+    );
+    assert!(matches!(outcome, Err(Error::Tool(_))), "{outcome:?}");
+    assert_eq!(t.bytes(M).unwrap(), b"- b\n- from a person\n");
 }
