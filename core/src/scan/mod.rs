@@ -17,6 +17,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use pattern::{Set, Slot};
 use rules::{RULES_TABLE, SECRETS, Stream};
 use tokens::Token;
 
@@ -178,6 +179,9 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
     }
     let words = tokens::words(&normalized);
     let shell = tokens::shell_tokens(&normalized);
+    // Where each distinct first set of a rule matches, per stream: most rules start with
+    // one of a few sets (the network commands, the readers), and most tokens are in none.
+    let mut starts: Vec<(Stream, Set, Vec<bool>)> = Vec::new();
     for (index, rule) in RULES_TABLE.iter().enumerate() {
         let rank = RULES_TABLE
             .iter()
@@ -187,7 +191,25 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             Stream::Words => &words,
             Stream::Shell => &shell,
         };
+        let may_start = match rule.slots.first() {
+            Some(Slot::One(set)) => {
+                let known = starts
+                    .iter()
+                    .position(|(s, known, _)| *s == rule.stream && *known == *set);
+                let at = known.unwrap_or_else(|| {
+                    let prepared = pattern::Prepared::new(set);
+                    let hits = stream.iter().map(|t| prepared.contains(&t.text)).collect();
+                    starts.push((rule.stream, set, hits));
+                    starts.len() - 1
+                });
+                Some(&starts[at].2)
+            }
+            _ => None,
+        };
         for start in 0..stream.len() {
+            if may_start.is_some_and(|hits| !hits[start]) {
+                continue;
+            }
             let Some(end) = pattern::match_at(rule.slots, stream, start) else {
                 continue;
             };

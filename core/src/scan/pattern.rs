@@ -1,6 +1,7 @@
 //! Token patterns: a sequence of slots, each matching tokens from a set of small globs.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use super::tokens::Token;
 
@@ -21,9 +22,12 @@ pub(super) enum Slot {
     Gap(usize),
     /// Zero to `n` tokens, each from the set.
     Many(Set, usize),
+    /// Nothing, where the pattern given does not match: "include `.env`" but not
+    /// "include `.env` in `.dockerignore`".
+    Unless(&'static [Slot]),
 }
 
-pub(super) use Slot::{Gap, Many, One, Opt};
+pub(super) use Slot::{Gap, Many, One, Opt, Unless};
 
 /// Whether `token` is in `set`.
 pub(super) fn in_set(set: Set, token: &str) -> bool {
@@ -41,13 +45,91 @@ pub(super) fn in_set(set: Set, token: &str) -> bool {
     included
 }
 
+/// A set prepared for many lookups: exact entries sorted for a binary search, the globs
+/// and the exclusions apart. Same answers as `in_set`.
+pub(super) struct Prepared {
+    exact: Vec<&'static str>,
+    globs: Vec<&'static str>,
+    excluded: Vec<&'static str>,
+}
+
+impl Prepared {
+    pub(super) fn new(set: Set) -> Prepared {
+        let mut prepared = Prepared {
+            exact: Vec::new(),
+            globs: Vec::new(),
+            excluded: Vec::new(),
+        };
+        for entry in set {
+            match entry.strip_prefix('!') {
+                Some(excluded) => prepared.excluded.push(excluded),
+                None if entry.contains('*') => prepared.globs.push(entry),
+                None => prepared.exact.push(entry),
+            }
+        }
+        prepared.exact.sort_unstable();
+        prepared
+    }
+
+    pub(super) fn contains(&self, token: &str) -> bool {
+        let included = self.exact.binary_search(&token).is_ok()
+            || self
+                .globs
+                .iter()
+                .any(|g| glob(g.as_bytes(), token.as_bytes()));
+        included
+            && !self
+                .excluded
+                .iter()
+                .any(|e| glob(e.as_bytes(), token.as_bytes()))
+    }
+}
+
 /// `pattern` against the whole of `text`: `*` any run, `\*` a star, anything else itself.
-/// Linear backtracking to the last star, so a match costs at most
-/// `pattern.len() * text.len()` steps.
 fn glob(pattern: &[u8], text: &[u8]) -> bool {
     if !pattern.contains(&b'*') {
         return pattern == text;
     }
+    if pattern.contains(&b'\\') {
+        return glob_escaped(pattern, text);
+    }
+    // Stars only: the piece before the first star is a prefix, the piece after the last a
+    // suffix, and the pieces between are found in order, each as early as it can be.
+    let (Some(first), Some(last)) = (
+        pattern.iter().position(|&b| b == b'*'),
+        pattern.iter().rposition(|&b| b == b'*'),
+    ) else {
+        return false;
+    };
+    let (prefix, suffix) = (&pattern[..first], &pattern[last + 1..]);
+    if text.len() < prefix.len() + suffix.len()
+        || !text.starts_with(prefix)
+        || !text.ends_with(suffix)
+    {
+        return false;
+    }
+    let mut rest = &text[prefix.len()..text.len() - suffix.len()];
+    if first < last {
+        for piece in pattern[first + 1..last].split(|&b| b == b'*') {
+            match find(rest, piece) {
+                Some(at) => rest = &rest[at + piece.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The general case, with `\*` escapes: linear backtracking to the last star, so a match
+/// costs at most `pattern.len() * text.len()` steps.
+fn glob_escaped(pattern: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0, 0);
     // Where to resume after the last star: the pattern after it, the text it covers.
     let mut resume: Option<(usize, usize)> = None;
@@ -111,6 +193,10 @@ pub(super) fn match_at(pattern: &[Slot], tokens: &[Token], start: usize) -> Opti
                 .count();
             (0..=run).find_map(|k| match_at(rest, tokens, start + k))
         }
+        Unless(not) => match match_at(not, tokens, start) {
+            Some(_) => None,
+            None => match_at(rest, tokens, start),
+        },
     }
 }
 
@@ -120,14 +206,16 @@ const BRIDGE: Set = &[
     "run", "ever", "just", "sudo", "to", "the", "a", "use", "execute", "type", "call", "do",
     "command", "commands",
 ];
-/// How many tokens before a match are looked at for a negation.
-const NEGATION_REACH: usize = 3;
+/// How many bridge words may stand between a negation and the match ("don't ever run
+/// `sudo rm -rf /`": three).
+const BRIDGE_REACH: usize = 3;
+const NEGATION_REACH: usize = 1;
 /// "or" between a negated command and this one, and how far back the negation may be.
 const ALTERNATIVE: Set = &["or", "nor"];
 const ALTERNATIVE_REACH: usize = 8;
 
-/// Whether the match at `tokens[start]` is negated: within the three tokens before it,
-/// one of `negations` with only bridge words between. Any other word in between (as in
+/// Whether the match at `tokens[start]` is negated: just before it, one of `negations`
+/// with at most three bridge words between. Any other word in between (as in
 /// "don't forget to `cat .env`") means the negation is about something else.
 ///
 /// A negation also reaches over "or" to the command before it: in "never `rm -rf /` or
@@ -140,7 +228,8 @@ pub(super) fn negated(negations: Set, tokens: &[Token], start: usize) -> bool {
         String::from(token.text.trim_end_matches([',', '.', ':', ';', '!', '?']))
     };
     let mut before = tokens[..start].iter().rev();
-    for token in before.by_ref().take(NEGATION_REACH) {
+    let mut bridged = 0;
+    for token in before.by_ref().take(NEGATION_REACH + BRIDGE_REACH) {
         let word = bare(token);
         if in_set(negations, &word) {
             return true;
@@ -151,6 +240,10 @@ pub(super) fn negated(negations: Set, tokens: &[Token], start: usize) -> bool {
                 .any(|token| in_set(negations, &bare(token)));
         }
         if !in_set(BRIDGE, &word) {
+            return false;
+        }
+        bridged += 1;
+        if bridged > BRIDGE_REACH {
             return false;
         }
     }

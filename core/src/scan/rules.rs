@@ -1,7 +1,7 @@
 //! The pattern rules, in precedence order: the first rule that matches anywhere names the
 //! finding `scan` returns. Entries of one id stand together.
 
-use super::pattern::{Gap, Many, One, Opt, Set, Slot};
+use super::pattern::{Gap, Many, One, Opt, Set, Slot, Unless};
 
 /// Which token stream a rule runs on.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -318,6 +318,9 @@ const NONSEP: Set = &["*", "!|", "!;", "!&"];
 /// Anything but a sequence separator (a pipe goes on).
 const PIPELINE: Set = &["*", "!;", "!&"];
 const FLAGS: Set = &["-*"];
+/// An argument, not a flag: a fetch needs something to fetch ("`curl | bash`" names the
+/// pattern, it is not one).
+const ARGUMENT: Set = &["*", "!|", "!;", "!&", "!-*"];
 const ELEVATE: Set = &["sudo", "-*"];
 
 /// Commands that send over the network.
@@ -707,12 +710,74 @@ const DISCLOSE_ENV: Set = &[
     "publish",
     "give",
 ];
+/// Commands that print a file, whatever their arguments.
+const READ_COMMANDS: Set = &[
+    "cat",
+    "*/cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "base64",
+    "xxd",
+    "hexdump",
+    "od",
+    "strings",
+    "type",
+    "gc",
+    "get-content",
+    "bat",
+    "nl",
+];
+/// Their arguments: anything up to a separator or a redirect (`base64 -d > ~/.kube/config`
+/// writes the file).
+const READ_ARGS: Set = &["*", "!|", "!;", "!&", "!>"];
 const OPEN: Set = &["read", "open", "load", "check"];
 /// Words between a verb and the file: "paste the contents of your `~/.ssh/id_rsa`".
 const FILE_FILLER: Set = &[
-    "the", "your", "my", "our", "their", "users", "user", "contents", "content", "of", "out",
-    "file", "files", "full", "entire", "whole", "private", "key", "keys", "from", "in", "at", "me",
-    "us", "raw", "local", "sudo", "-*",
+    "the",
+    "your",
+    "my",
+    "our",
+    "their",
+    "users",
+    "user",
+    "contents",
+    "content",
+    "of",
+    "out",
+    "file",
+    "files",
+    "full",
+    "entire",
+    "whole",
+    "private",
+    "key",
+    "keys",
+    "from",
+    "in",
+    "at",
+    "me",
+    "us",
+    "raw",
+    "local",
+    "sudo",
+    "-*",
+    "secrets",
+    "secret",
+    "values",
+    "variables",
+    "tokens",
+    "token",
+    "passwords",
+    "password",
+    "line",
+    "lines",
+    "every",
+    "each",
+    "all",
+    "first",
+    "last",
 ];
 const SAY: Set = &[
     "paste", "include", "send", "share", "post", "upload", "print", "show", "output", "reveal",
@@ -790,6 +855,8 @@ const STARTUP_FILES: Set = &[
     "*.cshrc",
     "*.kshrc",
     "*powershell_profile.ps1",
+    "*.git/hooks/*",
+    "*.husky/*",
 ];
 
 const REMOVE: Set = &[
@@ -851,6 +918,16 @@ const PRECIOUS: Set = &[
     "$env:userprofile",
     "$env:systemroot",
     "$env:systemdrive*",
+    "~/documents",
+    "~/documents/",
+    "~/documents/\\*",
+    "~/desktop",
+    "~/desktop/",
+    "~/desktop/\\*",
+    "~/pictures",
+    "~/pictures/",
+    "$home/documents",
+    "$home/desktop",
 ];
 /// Disks a system boots from: the first SATA, NVMe, virtio and Xen disks.
 const SYSTEM_DISKS: Set = &[
@@ -887,6 +964,14 @@ const ANY_DISK: Set = &[
     "/dev/hd*",
     "/dev/mmcblk*",
     "/dev/disk*",
+];
+/// A disk overwritten with noise: any, but a placeholder (`/dev/sdX`) or an SD card, as
+/// in the flashing notes of embedded projects.
+const WIPED_DISK: Set = &[
+    "of=/dev/*",
+    "!of=/dev/sdx*",
+    "!of=/dev/mmcblk*",
+    "!of=/dev/diskn*",
 ];
 const GRANT_ALL: Set = &[
     "777", "0777", "a+rwx", "ugo+rwx", "+rwx", "o+rwx", "666", "0666", "a+w", "o+w",
@@ -1130,7 +1215,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             One(&["system"]),
             One(&["prompt", "instructions", "message"]),
             One(&[
-                ":", "-", "--", "—", "–", "=", "is:", "follows:", "follows", "below:", ">",
+                ":", "-", "--", "---*", "—", "–", "=*", "is:", "follows:", "follows", "below:", ">",
             ]),
         ],
         not_after: &[],
@@ -1282,9 +1367,32 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         "credential-file-access",
         &[One(DISCLOSE), Many(FILE_FILLER, 5), One(CREDENTIAL_FILES)],
     ),
+    // A reading command with any arguments: `head -c 4096 ~/.ssh/id_rsa`.
     disclosure(
         "credential-file-access",
-        &[One(DISCLOSE_ENV), Many(FILE_FILLER, 5), One(ENV_FILES)],
+        &[
+            One(READ_COMMANDS),
+            Many(READ_ARGS, 3),
+            One(CREDENTIAL_FILES),
+        ],
+    ),
+    disclosure(
+        "credential-file-access",
+        &[
+            One(READ_COMMANDS),
+            Many(READ_ARGS, 3),
+            One(ENV_FILES),
+            Unless(&[Opt(&["in", "to", "into"]), One(&["*ignore*"])]),
+        ],
+    ),
+    disclosure(
+        "credential-file-access",
+        &[
+            One(DISCLOSE_ENV),
+            Many(FILE_FILLER, 5),
+            One(ENV_FILES),
+            Unless(&[Opt(&["in", "to", "into"]), One(&["*ignore*"])]),
+        ],
     ),
     // "read .env and paste it into your reply".
     disclosure(
@@ -1339,7 +1447,9 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             One(SCHEDULERS),
             Many(ANY, 16),
             One(FETCH),
-            Many(PIPELINE, 8),
+            Many(NONSEP, 4),
+            One(ARGUMENT),
+            Many(NONSEP, 4),
             One(&["|"]),
             Many(ELEVATE, 2),
             One(SHELLS),
@@ -1352,7 +1462,9 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             One(CRON_STAR),
             Many(ANY, 4),
             One(FETCH),
-            Many(PIPELINE, 8),
+            Many(NONSEP, 4),
+            One(ARGUMENT),
+            Many(NONSEP, 4),
             One(&["|"]),
             Many(ELEVATE, 2),
             One(SHELLS),
@@ -1372,7 +1484,9 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         "persistence-scheduled-task",
         &[
             One(FETCH),
-            Many(PIPELINE, 8),
+            Many(NONSEP, 4),
+            One(ARGUMENT),
+            Many(NONSEP, 4),
             One(&["|"]),
             Many(ELEVATE, 2),
             One(SHELLS),
@@ -1401,7 +1515,9 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         "persistence-shell-startup",
         &[
             One(FETCH),
-            Many(PIPELINE, 8),
+            Many(NONSEP, 4),
+            One(ARGUMENT),
+            Many(NONSEP, 4),
             One(&["|"]),
             Many(ELEVATE, 2),
             One(SHELLS),
@@ -1483,7 +1599,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
             Many(NONSEP, 5),
             One(NOISE),
             Many(NONSEP, 5),
-            One(&["of=/dev/*"]),
+            One(WIPED_DISK),
         ],
     ),
     shell(
@@ -1491,7 +1607,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         &[
             One(&["dd"]),
             Many(NONSEP, 5),
-            One(&["of=/dev/*"]),
+            One(WIPED_DISK),
             Many(NONSEP, 5),
             One(NOISE),
         ],
@@ -1541,7 +1657,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         stream: Stream::Words,
         slots: &[
             One(DESTROY),
-            Many(DESTROY_FILLER, 5),
+            Many(DESTROY_FILLER, 7),
             One(&["home"]),
             One(&[
                 "directory",
@@ -1559,7 +1675,7 @@ pub(super) const RULES_TABLE: &[Rule] = &[
         stream: Stream::Words,
         slots: &[
             One(DESTROY),
-            Many(DESTROY_FILLER, 5),
+            Many(DESTROY_FILLER, 7),
             One(&["root", "system", "boot", "hard"]),
             One(&[
                 "filesystem",

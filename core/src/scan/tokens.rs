@@ -57,6 +57,21 @@ const OPERATORS: [char; 5] = ['|', ';', '&', '>', '<'];
 /// unless nothing would be left.
 const TRAILING: [char; 4] = [',', '.', '!', '?'];
 
+/// Whether a line starts a new markdown block: blank, a heading, or a list item (`- `,
+/// `* `, `+ `, `1. `).
+fn starts_an_item(line: &str) -> bool {
+    let line = line.trim_start_matches([' ', '\t']);
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    line.is_empty()
+        || line.starts_with(['\n', '\r', '#'])
+        || ["- ", "* ", "+ "].iter().any(|m| line.starts_with(m))
+        || (digits > 0 && line[digits..].starts_with(". "))
+}
+
+fn separates(c: char) -> bool {
+    c.is_whitespace() || SPLITS.contains(&c) || OPERATORS.contains(&c) || DELETED.contains(&c)
+}
+
 /// Shell tokens: whitespace-separated after deleting quotes and backslashes, split at
 /// backticks and brackets, with `| ; & > <` as tokens of their own. A `{` right after
 /// `$` is dropped so `${HOME}` is `$home`, like `$HOME`.
@@ -77,13 +92,26 @@ pub(super) fn shell_tokens(text: &str) -> Vec<Token<'static>> {
             text: Cow::Owned(core::mem::take(current)),
         });
     };
-    for (i, c) in text.char_indices() {
+    let mut chars = text.char_indices().peekable();
+    let mut previous = ' ';
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map_or(' ', |&(_, n)| n);
+        let prev = core::mem::replace(&mut previous, c);
         if DELETED.contains(&c) || (c == '{' && current.ends_with('$')) {
             continue;
         }
-        if c.is_whitespace() || SPLITS.contains(&c) {
+        // An `&` inside a word joins query parameters (`?a=1&k=$TOKEN`): it stays.
+        let joins = c == '&' && !separates(prev) && !separates(next);
+        if c == '\n' && starts_an_item(&text[i + 1..]) {
+            // A new list item, heading or paragraph ends a command.
             flush(&mut current, start, &mut out);
-        } else if OPERATORS.contains(&c) {
+            out.push(Token {
+                at: i,
+                text: Cow::Borrowed(";"),
+            });
+        } else if c.is_whitespace() || SPLITS.contains(&c) {
+            flush(&mut current, start, &mut out);
+        } else if OPERATORS.contains(&c) && !joins {
             flush(&mut current, start, &mut out);
             let mut op = String::new();
             op.push(c);
@@ -135,6 +163,25 @@ mod tests {
         assert_eq!(shell("ｃｕｒｌ\n‘x’ C:\\"), ["curl", "x", "c:"]);
         assert_eq!(shell("rm -rf /."), ["rm", "-rf", "/"]);
         assert_eq!(shell("..."), ["..."]);
+        assert_eq!(
+            shell("- a\n- b\nc\n\n12. d"),
+            ["-", "a", ";", "-", "b", "c", ";", ";", "12", "d"]
+        );
+        assert_eq!(
+            shell("curl \"https://x/?a=1&k=$T\" && ls 2>&1 &"),
+            [
+                "curl",
+                "https://x/?a=1&k=$t",
+                "&",
+                "&",
+                "ls",
+                "2",
+                ">",
+                "&",
+                "1",
+                "&"
+            ]
+        );
     }
 
     #[test]
