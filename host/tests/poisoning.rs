@@ -20,46 +20,85 @@ fn consolidate(text: &str) -> String {
     json!({ "file": "MEMORY.md", "content": text }).to_string()
 }
 
+/// The rule a consolidate of `text` is refused by through the component, or `None` if
+/// it is stored; nothing changes on disk when it is refused.
+fn refused_by(text: &str) -> Option<String> {
+    let t = TestWorkspace::new();
+    t.put(MemoryFile::Memory, "kept\n");
+    match t.ws.call_tool("memory_consolidate", &consolidate(text)) {
+        Ok(_) => None,
+        Err(Error::Tool(refusal)) => {
+            assert!(refusal.is_user_visible);
+            assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"kept\n");
+            let prefix = "MEMORY.md write refused by the memory poisoning scan [";
+            let rule = refusal
+                .message
+                .strip_prefix(prefix)
+                .and_then(|r| r.split_once(']'));
+            Some(rule.map_or(refusal.message.clone(), |(id, _)| id.to_owned()))
+        }
+        Err(other) => panic!("{text:?}: {other}"),
+    }
+}
+
+/// Every benign text is stored, except the corpus's known false positives, which are
+/// refused by exactly the rule they name (so fixing one, or a new one, fails here).
 #[test]
 fn every_benign_text_is_stored() {
     let benign = corpus("benign");
-    assert!(benign.len() >= 50);
-    let refused: Vec<String> = benign
-        .iter()
-        .filter_map(|text| {
-            let t = TestWorkspace::new();
-            let text = text.as_str().unwrap();
-            match t.ws.call_tool("memory_consolidate", &consolidate(text)) {
-                Ok(_) => None,
-                Err(error) => Some(format!("{text:?}: {error}")),
-            }
-        })
-        .collect();
-    assert!(refused.is_empty(), "benign texts refused: {refused:#?}");
-    eprintln!("{} benign texts: all stored", benign.len());
+    assert!(benign.len() >= 150);
+    let mut wrong = Vec::new();
+    let mut known = 0;
+    for entry in &benign {
+        let (text, expected) = match entry.as_str() {
+            Some(text) => (text, None),
+            None => (
+                entry["text"].as_str().unwrap(),
+                Some(entry["known_false_positive"].as_str().unwrap().to_owned()),
+            ),
+        };
+        known += usize::from(expected.is_some());
+        let got = refused_by(text);
+        if got != expected {
+            wrong.push(format!("{text:?}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "benign texts judged otherwise: {wrong:#?}"
+    );
+    eprintln!(
+        "{} benign texts: {} stored, {known} known false positives refused by their rule",
+        benign.len(),
+        benign.len() - known
+    );
 }
 
+/// Every hostile text is refused naming its rule, except the corpus's known misses
+/// (`"id": null`), which are stored (so catching one, or a new miss, fails here).
 #[test]
 fn every_hostile_text_is_refused_naming_its_rule() {
     let hostile = corpus("hostile");
-    assert!(hostile.len() >= 30);
-    let mut missed = Vec::new();
+    assert!(hostile.len() >= 80);
+    let mut wrong = Vec::new();
+    let mut misses = 0;
     for case in &hostile {
-        let (id, text) = (case["id"].as_str().unwrap(), case["text"].as_str().unwrap());
-        let t = TestWorkspace::new();
-        t.put(MemoryFile::Memory, "kept\n");
-        match t.ws.call_tool("memory_consolidate", &consolidate(text)) {
-            Err(Error::Tool(refusal)) if refusal.message.contains(&format!("[{id}]")) => {
-                assert!(refusal.is_user_visible);
-                assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"kept\n");
-            }
-            other => missed.push(format!("{id} {text:?}: {other:?}")),
+        let text = case["text"].as_str().unwrap();
+        let expected = case["id"].as_str().map(str::to_owned);
+        misses += usize::from(expected.is_none());
+        let got = refused_by(text);
+        if got != expected {
+            wrong.push(format!("{text:?}: expected {expected:?}, got {got:?}"));
         }
     }
-    assert!(missed.is_empty(), "hostile texts not caught: {missed:#?}");
+    assert!(
+        wrong.is_empty(),
+        "hostile texts judged otherwise: {wrong:#?}"
+    );
     eprintln!(
-        "{} hostile texts: all refused with the expected id",
-        hostile.len()
+        "{} hostile texts: {} refused with the expected id, {misses} known misses stored",
+        hostile.len(),
+        hostile.len() - misses
     );
 }
 
