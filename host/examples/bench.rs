@@ -39,6 +39,13 @@ fn main() {
     measure("assemble-system-prompt", iterations, |_| {
         ws.assemble_system_prompt("You are helpful.").unwrap();
     });
+    measure("compose-system-prompt, audit report", iterations, |_| {
+        ws.compose_system_prompt("You are helpful.", metis_memory::AuditPolicy::Report)
+            .unwrap();
+    });
+    measure("audit MEMORY.md", iterations, |_| {
+        ws.audit(MemoryFile::Memory).unwrap();
+    });
     measure(
         "consolidate USER.md (lock, fsync, rename)",
         iterations,
