@@ -218,3 +218,32 @@ fn findings_report_every_rule_by_line() {
     assert_eq!((first.id, first.line), ("injection-new-system-prompt", 5));
     assert_eq!(all[3].detail, "matched \"rm -rf ~\"");
 }
+
+/// `scan` is the first finding by precedence, and that one is first for its rule on its
+/// line, so it is always one of `findings`: over every corpus text, alone and all in one
+/// note (where the candidates of many rules and lines meet).
+#[test]
+fn scan_is_one_of_the_findings() {
+    let mut texts: Vec<String> = Vec::new();
+    for name in ["benign", "hostile"] {
+        let path = format!(
+            "{}/../tests/poisoning/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let suite: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for entry in suite["texts"].as_array().unwrap() {
+            let text = entry.as_str().or(entry["text"].as_str()).unwrap();
+            texts.push(text.to_string());
+        }
+    }
+    texts.push(texts.join("\n"));
+    texts.push(texts.join("\n- "));
+    for text in &texts {
+        let all = findings(text, ScanPolicy::ALL);
+        match scan(text, ScanPolicy::ALL) {
+            Some(first) => assert!(all.contains(&first), "{text:?}: {first:?} in {all:?}"),
+            None => assert_eq!(all, [], "{text:?}"),
+        }
+    }
+}

@@ -46,6 +46,11 @@ fn flag_tags(chars: &[char], start: usize) -> usize {
     }
 }
 
+/// An ASCII control other than a tab or a line break (ASCII's general category `Cc`).
+fn is_hidden_control(c: char) -> bool {
+    c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
 /// Whether `c` can stand before a ZWJ in an emoji sequence: an emoji, or a component
 /// such as a skin-tone modifier or the emoji variation selector.
 fn joins_emoji(c: char) -> bool {
@@ -54,8 +59,6 @@ fn joins_emoji(c: char) -> bool {
 
 /// Every hidden character of `text`, in order, each with its 1-based line.
 pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
-    let (offsets, chars): (Vec<usize>, Vec<char>) = text.char_indices().unzip();
-    let mut line = 1;
     let mut found = |at: usize, line: u32, id: &'static str, c: char, what: &str| {
         out.push(Candidate {
             precedence: Precedence::Hidden { at },
@@ -66,6 +69,28 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
             },
         });
     };
+    // In ASCII the only hidden characters are the controls (no tag, format, private-use
+    // or unassigned character is ASCII).
+    if text.is_ascii() {
+        let mut line = 1;
+        for (at, &b) in text.as_bytes().iter().enumerate() {
+            if b == b'\n' {
+                line += 1;
+            }
+            if is_hidden_control(char::from(b)) {
+                found(
+                    at,
+                    line,
+                    "control-character",
+                    char::from(b),
+                    "control character",
+                );
+            }
+        }
+        return;
+    }
+    let (offsets, chars): (Vec<usize>, Vec<char>) = text.char_indices().unzip();
+    let mut line = 1;
     // Tags before this index belong to a flag that starts before them.
     let mut flag_until = 0;
     for (i, &c) in chars.iter().enumerate() {
@@ -74,6 +99,14 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
         let after = chars.get(i + 1).copied();
         if c == '\n' {
             line += 1;
+        }
+        if c.is_ascii() {
+            // Not a tag, a flag base or a joiner, and a control or nothing hidden.
+            flag_until = i + 1;
+            if is_hidden_control(c) {
+                found(at, line, "control-character", c, "control character");
+            }
+            continue;
         }
         if is_tag(c) {
             if i >= flag_until {

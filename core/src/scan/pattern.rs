@@ -1,6 +1,5 @@
 //! Token patterns: a sequence of slots, each matching tokens from a set of small globs.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::tokens::Token;
@@ -45,48 +44,8 @@ pub(super) fn in_set(set: Set, token: &str) -> bool {
     included
 }
 
-/// A set prepared for many lookups: exact entries sorted for a binary search, the globs
-/// and the exclusions apart. Same answers as `in_set`.
-pub(super) struct Prepared {
-    exact: Vec<&'static str>,
-    globs: Vec<&'static str>,
-    excluded: Vec<&'static str>,
-}
-
-impl Prepared {
-    pub(super) fn new(set: Set) -> Prepared {
-        let mut prepared = Prepared {
-            exact: Vec::new(),
-            globs: Vec::new(),
-            excluded: Vec::new(),
-        };
-        for entry in set {
-            match entry.strip_prefix('!') {
-                Some(excluded) => prepared.excluded.push(excluded),
-                None if entry.contains('*') => prepared.globs.push(entry),
-                None => prepared.exact.push(entry),
-            }
-        }
-        prepared.exact.sort_unstable();
-        prepared
-    }
-
-    pub(super) fn contains(&self, token: &str) -> bool {
-        let included = self.exact.binary_search(&token).is_ok()
-            || self
-                .globs
-                .iter()
-                .any(|g| glob(g.as_bytes(), token.as_bytes()));
-        included
-            && !self
-                .excluded
-                .iter()
-                .any(|e| glob(e.as_bytes(), token.as_bytes()))
-    }
-}
-
 /// `pattern` against the whole of `text`: `*` any run, `\*` a star, anything else itself.
-fn glob(pattern: &[u8], text: &[u8]) -> bool {
+pub(super) fn glob(pattern: &[u8], text: &[u8]) -> bool {
     if !pattern.contains(&b'*') {
         return pattern == text;
     }
@@ -167,36 +126,208 @@ fn glob_escaped(pattern: &[u8], text: &[u8]) -> bool {
     p == pattern.len()
 }
 
-/// The end of a match of `pattern` at `tokens[start..]`, trying optional slots both ways
-/// and the fewest tokens first for a gap or a run.
-pub(super) fn match_at(pattern: &[Slot], tokens: &[Token], start: usize) -> Option<usize> {
-    let Some((slot, rest)) = pattern.split_first() else {
-        return Some(start);
-    };
-    let token = tokens.get(start).map(|t| &*t.text);
-    match slot {
-        One(set) => token
-            .filter(|t| in_set(set, t))
-            .and_then(|_| match_at(rest, tokens, start + 1)),
-        Opt(set) => token
-            .filter(|t| in_set(set, t))
-            .and_then(|_| match_at(rest, tokens, start + 1))
-            .or_else(|| match_at(rest, tokens, start)),
-        Gap(n) => (0..=*n).find_map(|skip| {
-            match_at(rest, tokens, start + skip).filter(|_| start + skip <= tokens.len())
-        }),
-        Many(set, n) => {
-            let run = tokens[start.min(tokens.len())..]
-                .iter()
-                .take(*n)
-                .take_while(|t| in_set(set, &t.text))
-                .count();
-            (0..=run).find_map(|k| match_at(rest, tokens, start + k))
+/// The tokens of one stream with what is known of their sets: each set's answer for a
+/// token is worked out once, the first time a pattern asks, and kept.
+pub(super) struct Matcher<'t, 'a> {
+    tokens: &'t [Token<'a>],
+    /// Open addressing from a set (its address and length) to its row in `rows`, plus 1;
+    /// 0 is an empty place. The length is a power of two.
+    places: Vec<u32>,
+    keys: Vec<(usize, usize)>,
+    rows: Vec<Row>,
+}
+
+/// One set, ready to answer: its entries, and per token 0 not yet known, 1 not in the
+/// set, 2 in it.
+struct Row {
+    entries: Vec<Entry>,
+    answers: Vec<u8>,
+}
+
+/// An entry of a set: a plain token or a glob, excluding (`!`) or not, with the bytes a
+/// glob's match must contain.
+struct Entry {
+    pattern: &'static [u8],
+    excluded: bool,
+    glob: bool,
+    required: u128,
+}
+
+impl Entry {
+    fn new(entry: &'static str) -> Entry {
+        let (excluded, pattern) = match entry.strip_prefix('!') {
+            Some(rest) => (true, rest.as_bytes()),
+            None => (false, entry.as_bytes()),
+        };
+        let glob = pattern.contains(&b'*');
+        Entry {
+            pattern,
+            excluded,
+            glob,
+            required: if glob { required_bytes(pattern) } else { 0 },
         }
-        Unless(not) => match match_at(not, tokens, start) {
-            Some(_) => None,
-            None => match_at(rest, tokens, start),
-        },
+    }
+
+    /// `glob(pattern, token)`, rejecting first what lacks a byte the glob needs.
+    fn matches(&self, token: &[u8], mask: u128) -> bool {
+        if self.glob {
+            self.required & !mask == 0 && glob(self.pattern, token)
+        } else {
+            self.pattern == token
+        }
+    }
+}
+
+/// The bytes of a token folded into 128 bits (`b & 127`): a glob can only match a token
+/// that has every byte of `required_bytes` of the glob.
+pub(super) fn byte_mask(bytes: &[u8]) -> u128 {
+    bytes.iter().fold(0, |mask, &b| mask | 1 << (b & 127))
+}
+
+/// The bytes every match of a glob contains: all but its stars, an escaped character
+/// (`\*`) as itself.
+pub(super) fn required_bytes(pattern: &[u8]) -> u128 {
+    let escapes = pattern.contains(&b'\\');
+    let mut mask = 0;
+    let mut i = 0;
+    while i < pattern.len() {
+        match pattern[i] {
+            b'*' => {}
+            b'\\' if escapes => {
+                if let Some(&escaped) = pattern.get(i + 1) {
+                    mask |= 1 << (escaped & 127);
+                }
+                i += 1;
+            }
+            b => mask |= 1 << (b & 127),
+        }
+        i += 1;
+    }
+    mask
+}
+
+impl<'t, 'a> Matcher<'t, 'a> {
+    pub(super) fn new(tokens: &'t [Token<'a>]) -> Matcher<'t, 'a> {
+        Matcher {
+            tokens,
+            places: alloc::vec![0; 64],
+            keys: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The row of `set`. A set is named by where its entries are: the same address and
+    /// length are the same entries (two copies of one set just get a row each).
+    fn row(&mut self, set: Set) -> usize {
+        let key = (set.as_ptr() as usize, set.len());
+        let mask = self.places.len() - 1;
+        let mut place = Self::hash(key) & mask;
+        loop {
+            match self.places[place] {
+                0 => break,
+                row if self.keys[row as usize - 1] == key => return row as usize - 1,
+                _ => place = (place + 1) & mask,
+            }
+        }
+        let row = self.rows.len();
+        self.keys.push(key);
+        self.rows.push(Row {
+            entries: set.iter().map(|e| Entry::new(e)).collect(),
+            answers: alloc::vec![0; self.tokens.len()],
+        });
+        self.places[place] = u32::try_from(row + 1).unwrap_or(u32::MAX);
+        if self.keys.len() * 2 > self.places.len() {
+            self.grow();
+        }
+        row
+    }
+
+    fn hash((address, len): (usize, usize)) -> usize {
+        let mixed =
+            (address as u64 ^ (len as u64).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> 32) as usize
+    }
+
+    fn grow(&mut self) {
+        let size = self.places.len() * 2;
+        self.places = alloc::vec![0; size];
+        for (row, key) in self.keys.iter().enumerate() {
+            let mut place = Self::hash(*key) & (size - 1);
+            while self.places[place] != 0 {
+                place = (place + 1) & (size - 1);
+            }
+            self.places[place] = u32::try_from(row + 1).unwrap_or(u32::MAX);
+        }
+    }
+
+    /// Whether token `at` is in `set` (as `in_set` says), worked out once per set and
+    /// token.
+    pub(super) fn contains(&mut self, set: Set, at: usize) -> bool {
+        if set.is_empty() {
+            return false;
+        }
+        let row = self.row(set);
+        let row = &mut self.rows[row];
+        match row.answers[at] {
+            1 => false,
+            2 => true,
+            _ => {
+                let token = self.tokens[at].text.as_bytes();
+                let mask = byte_mask(token);
+                let entries = &row.entries;
+                // In the set: some plain entry matches, and no excluding one.
+                let found = entries
+                    .iter()
+                    .any(|e| !e.excluded && e.matches(token, mask))
+                    && !entries.iter().any(|e| e.excluded && e.matches(token, mask));
+                row.answers[at] = 1 + u8::from(found);
+                found
+            }
+        }
+    }
+
+    /// The end of a match of `pattern` at `tokens[start..]`, trying optional slots both
+    /// ways and the fewest tokens first for a gap or a run.
+    pub(super) fn match_at(&mut self, pattern: &[Slot], start: usize) -> Option<usize> {
+        let Some((slot, rest)) = pattern.split_first() else {
+            return Some(start);
+        };
+        let len = self.tokens.len();
+        let present = start < len;
+        match slot {
+            One(set) => {
+                if present && self.contains(set, start) {
+                    self.match_at(rest, start + 1)
+                } else {
+                    None
+                }
+            }
+            Opt(set) => {
+                if present
+                    && self.contains(set, start)
+                    && let Some(end) = self.match_at(rest, start + 1)
+                {
+                    return Some(end);
+                }
+                self.match_at(rest, start)
+            }
+            Gap(n) => (0..=*n).find_map(|skip| {
+                self.match_at(rest, start + skip)
+                    .filter(|_| start + skip <= len)
+            }),
+            Many(set, n) => {
+                let from = start.min(len);
+                let mut run = 0;
+                while run < *n && from + run < len && self.contains(set, from + run) {
+                    run += 1;
+                }
+                (0..=run).find_map(|k| self.match_at(rest, start + k))
+            }
+            Unless(not) => match self.match_at(not, start) {
+                Some(_) => None,
+                None => self.match_at(rest, start),
+            },
+        }
     }
 }
 
@@ -220,26 +351,26 @@ const ALTERNATIVE_REACH: usize = 8;
 ///
 /// A negation also reaches over "or" to the command before it: in "never `rm -rf /` or
 /// `rm -rf ~`" both are negated.
-pub(super) fn negated(negations: Set, tokens: &[Token], start: usize) -> bool {
+pub(super) fn negated<'t>(negations: Set, tokens: &'t [Token], start: usize) -> bool {
     if negations.is_empty() {
         return false;
     }
-    let bare = |token: &Token| -> String {
-        String::from(token.text.trim_end_matches([',', '.', ':', ';', '!', '?']))
+    let bare = |token: &'t Token| -> &'t str {
+        token.text.trim_end_matches([',', '.', ':', ';', '!', '?'])
     };
     let mut before = tokens[..start].iter().rev();
     let mut bridged = 0;
     for token in before.by_ref().take(NEGATION_REACH + BRIDGE_REACH) {
         let word = bare(token);
-        if in_set(negations, &word) {
+        if in_set(negations, word) {
             return true;
         }
-        if in_set(ALTERNATIVE, &word) {
+        if in_set(ALTERNATIVE, word) {
             return before
                 .take(ALTERNATIVE_REACH)
-                .any(|token| in_set(negations, &bare(token)));
+                .any(|token| in_set(negations, bare(token)));
         }
-        if !in_set(BRIDGE, &word) {
+        if !in_set(BRIDGE, word) {
             return false;
         }
         bridged += 1;

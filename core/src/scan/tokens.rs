@@ -5,7 +5,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// A token of a stream and where it starts in the normalised text.
 pub(super) struct Token<'a> {
@@ -15,8 +15,50 @@ pub(super) struct Token<'a> {
 
 /// NFKC, then lowercase. Neither adds nor removes a line feed, so a byte offset in the
 /// result names a line of the original text by the line feeds before it.
+///
+/// ASCII is its own NFKC form, and normalisation never reaches across the start of an
+/// ASCII character (it is a starter that nothing before it composes with or reorders
+/// around), so the text is normalised piece by piece: runs of ASCII as they are, and each
+/// run of other characters with the ASCII character before it (which a combining mark may
+/// compose with), skipping the normalisation where the quick check says it is a no-op.
 pub(super) fn normalize(text: &str) -> String {
-    text.nfkc().flat_map(char::to_lowercase).collect()
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut from = 0;
+    while from < bytes.len() {
+        let Some(other) = bytes[from..].iter().position(|b| !b.is_ascii()) else {
+            out.push_str(&text[from..].to_ascii_lowercase());
+            break;
+        };
+        let other = from + other;
+        let piece_start = if other > from { other - 1 } else { other };
+        out.push_str(&text[from..piece_start].to_ascii_lowercase());
+        let piece_end = bytes[other..]
+            .iter()
+            .position(u8::is_ascii)
+            .map_or(bytes.len(), |n| other + n);
+        out.extend(normalize_piece(&text[piece_start..piece_end]));
+        from = piece_end;
+    }
+    out
+}
+
+/// NFKC, then lowercase, of a whole text: what `normalize` does piece by piece.
+fn normalize_piece(text: &str) -> impl Iterator<Item = char> + '_ {
+    let quick = is_nfkc_quick(text.chars()) == IsNormalized::Yes;
+    let (as_is, normalised) = if quick {
+        (Some(text.chars()), None)
+    } else {
+        (None, Some(text.nfkc()))
+    };
+    as_is
+        .into_iter()
+        .flatten()
+        .chain(normalised.into_iter().flatten())
+        .flat_map(char::to_lowercase)
 }
 
 /// Words: the runs of alphanumeric characters.
@@ -75,59 +117,101 @@ fn separates(c: char) -> bool {
 /// Shell tokens: whitespace-separated after deleting quotes and backslashes, split at
 /// backticks and brackets, with `| ; & > <` as tokens of their own. A `{` right after
 /// `$` is dropped so `${HOME}` is `$home`, like `$HOME`.
-pub(super) fn shell_tokens(text: &str) -> Vec<Token<'static>> {
+pub(super) fn shell_tokens(text: &str) -> Vec<Token<'_>> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut start = 0;
-    let flush = |current: &mut String, start: usize, out: &mut Vec<Token<'static>>| {
-        if current.is_empty() {
-            return;
-        }
-        let trimmed = current.trim_end_matches(TRAILING);
-        if !trimmed.is_empty() {
-            current.truncate(trimmed.len());
-        }
-        out.push(Token {
-            at: start,
-            text: Cow::Owned(core::mem::take(current)),
-        });
-    };
+    let mut current = Current::default();
     let mut chars = text.char_indices().peekable();
     let mut previous = ' ';
     while let Some((i, c)) = chars.next() {
         let next = chars.peek().map_or(' ', |&(_, n)| n);
         let prev = core::mem::replace(&mut previous, c);
-        if DELETED.contains(&c) || (c == '{' && current.ends_with('$')) {
+        if c.is_ascii_alphanumeric() {
+            current.push(text, i, c);
+            continue;
+        }
+        if DELETED.contains(&c) || (c == '{' && current.last == Some('$')) {
             continue;
         }
         // An `&` inside a word joins query parameters (`?a=1&k=$TOKEN`): it stays.
         let joins = c == '&' && !separates(prev) && !separates(next);
         if c == '\n' && starts_an_item(&text[i + 1..]) {
             // A new list item, heading or paragraph ends a command.
-            flush(&mut current, start, &mut out);
+            current.flush(text, &mut out);
             out.push(Token {
                 at: i,
                 text: Cow::Borrowed(";"),
             });
         } else if c.is_whitespace() || SPLITS.contains(&c) {
-            flush(&mut current, start, &mut out);
+            current.flush(text, &mut out);
         } else if OPERATORS.contains(&c) && !joins {
-            flush(&mut current, start, &mut out);
-            let mut op = String::new();
-            op.push(c);
+            current.flush(text, &mut out);
             out.push(Token {
                 at: i,
-                text: Cow::Owned(op),
+                text: Cow::Borrowed(&text[i..i + c.len_utf8()]),
             });
         } else {
-            if current.is_empty() {
-                start = i;
-            }
-            current.push(c);
+            current.push(text, i, c);
         }
     }
-    flush(&mut current, start, &mut out);
+    current.flush(text, &mut out);
     out
+}
+
+/// The shell token being read: `text[start..end]` while nothing was deleted inside it
+/// (it is then borrowed), its characters in `copy` once something was.
+#[derive(Default)]
+struct Current {
+    start: usize,
+    end: usize,
+    /// The token's last character; `None` while it is empty.
+    last: Option<char>,
+    copy: Option<String>,
+}
+
+impl Current {
+    fn push(&mut self, text: &str, at: usize, c: char) {
+        match (&mut self.copy, self.last) {
+            (_, None) => self.start = at,
+            (None, Some(_)) if self.end == at => {}
+            (None, Some(_)) => {
+                let mut copy = String::from(&text[self.start..self.end]);
+                copy.push(c);
+                self.copy = Some(copy);
+            }
+            (Some(copy), Some(_)) => copy.push(c),
+        }
+        self.end = at + c.len_utf8();
+        self.last = Some(c);
+    }
+
+    /// The token, without sentence punctuation at its end unless nothing would be left.
+    fn flush<'a>(&mut self, text: &'a str, out: &mut Vec<Token<'a>>) {
+        if self.last.take().is_none() {
+            return;
+        }
+        let kept = |token: &str| {
+            let trimmed = token.trim_end_matches(TRAILING);
+            if trimmed.is_empty() {
+                token.len()
+            } else {
+                trimmed.len()
+            }
+        };
+        let token = match self.copy.take() {
+            Some(mut copy) => {
+                copy.truncate(kept(&copy));
+                Cow::Owned(copy)
+            }
+            None => {
+                let written = &text[self.start..self.end];
+                Cow::Borrowed(&written[..kept(written)])
+            }
+        };
+        out.push(Token {
+            at: self.start,
+            text: token,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +224,72 @@ mod tests {
             .into_iter()
             .map(|t| t.text.into_owned())
             .collect()
+    }
+
+    /// Piece by piece is the same as the whole text at once, where combining marks,
+    /// compatibility forms and ASCII meet.
+    #[test]
+    fn normalising_in_pieces_is_normalising_the_whole() {
+        let whole = |text: &str| -> String { text.nfkc().flat_map(char::to_lowercase).collect() };
+        let parts = [
+            "a",
+            "E",
+            "<",
+            "=",
+            " ",
+            "\n",
+            "x2",
+            "\u{301}",
+            "\u{338}",
+            "\u{327}",
+            "\u{30A}",
+            "\u{308}",
+            "\u{200B}",
+            "²",
+            "ﬁ",
+            "Å",
+            "İ",
+            "ẞ",
+            "ｃｕｒｌ",
+            "①",
+            "™",
+            "é",
+            "\u{1100}",
+            "\u{1161}",
+            "\u{11A8}",
+            "가",
+            "\u{0B47}",
+            "\u{0B3E}",
+            "\u{3099}",
+            "か",
+            "ℝ",
+            "µ",
+            "्",
+            "，",
+            "Σ",
+            "ς",
+            "\u{E0067}",
+            "👩\u{200D}💻",
+            "\u{FB2A}",
+            "\u{0F73}",
+            "\u{1D15E}",
+            "\u{2126}",
+            "\u{212B}",
+            "\u{1E9B}\u{323}",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for a in parts {
+            for b in parts {
+                texts.push(std::format!("{a}{b}"));
+                for c in ["a", "\u{301}", "ﬁ", "\u{1161}", "B"] {
+                    texts.push(std::format!("{a}{b}{c}"));
+                    texts.push(std::format!("{c}{a}{c}{b}"));
+                }
+            }
+        }
+        for text in &texts {
+            assert_eq!(normalize(text), whole(text), "{text:?}");
+        }
     }
 
     #[test]
