@@ -25,6 +25,8 @@ fn corpus(name: &str) -> Vec<Value> {
 const RULES: &[(&str, usize)] = &[
     ("control-character", 2),
     ("hidden-format-character", 2),
+    ("hidden-variation-selector", 4),
+    ("hidden-ignorable-character", 4),
     ("hidden-tag-character", 2),
     ("private-use-character", 2),
     ("unassigned-character", 2),

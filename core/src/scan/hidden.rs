@@ -1,15 +1,29 @@
-//! Hidden characters: controls, invisible format characters, tag characters outside a
-//! subdivision flag, private-use and unassigned code points.
+//! Hidden characters: controls; the default-ignorable code points (invisible format
+//! characters, variation selectors, the combining grapheme joiner, Hangul fillers, tag
+//! characters) except where a script or an emoji needs one; private-use and unassigned
+//! code points.
 
 use alloc::format;
 use alloc::vec::Vec;
 
+use unicode_normalization::char::canonical_combining_class;
 use unicode_properties::{GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
 
+use super::unicode::{
+    is_default_ignorable, is_ideograph, is_joining_script, is_mongolian_letter, is_right_to_left,
+};
 use super::{Candidate, Finding, Precedence};
 
+const ZWNJ: char = '\u{200C}';
 const ZWJ: char = '\u{200D}';
+const LRM: char = '\u{200E}';
+const RLM: char = '\u{200F}';
+const ALM: char = '\u{061C}';
+const MONGOLIAN_VOWEL_SEPARATOR: char = '\u{180E}';
+const COMBINING_GRAPHEME_JOINER: char = '\u{034F}';
 const CANCEL_TAG: char = '\u{E007F}';
+/// Canonical_Combining_Class of a virama (halant, al-lakuna, chandrakkala …).
+const VIRAMA: u8 = 9;
 
 fn is_tag(c: char) -> bool {
     ('\u{E0000}'..='\u{E007F}').contains(&c)
@@ -17,33 +31,29 @@ fn is_tag(c: char) -> bool {
 
 /// The black flag that starts a subdivision flag's tag sequence.
 const FLAG_BASE: char = '\u{1F3F4}';
-/// Subdivision codes (`gbsct`, `usca`) are at most seven letters and digits.
-const MAX_FLAG_TAGS: usize = 7;
+/// The tag sequences recommended for general interchange (RGI_Emoji_Tag_Sequence in
+/// the Unicode emoji data): the flags of England, Scotland and Wales. Any other tag
+/// sequence shows as a plain black flag, so its tags are text no reader sees.
+const RGI_FLAG_CODES: [&str; 3] = ["gbeng", "gbsct", "gbwls"];
 
-/// A tag digit or lowercase tag letter: what names a subdivision in a flag.
-fn is_flag_tag(c: char) -> bool {
-    ('\u{E0030}'..='\u{E0039}').contains(&c) || ('\u{E0061}'..='\u{E007A}').contains(&c)
-}
-
-/// How many tag characters (the cancel tag included) follow `chars[start]` as a
-/// subdivision flag: 🏴, one to seven tag digits or lowercase letters, the cancel tag, as
-/// in the flags of England, Scotland and Wales. 0 if they do not form one. This is the
-/// only place tag characters may stand: anywhere else they spell text no reader sees.
+/// How many tag characters (the cancel tag included) follow `chars[start]` as an RGI
+/// subdivision flag; 0 if they do not form one. This is the only place tag characters
+/// may stand.
 fn flag_tags(chars: &[char], start: usize) -> usize {
     if chars[start] != FLAG_BASE {
         return 0;
     }
     let rest = &chars[start + 1..];
-    let code = rest
-        .iter()
-        .take(MAX_FLAG_TAGS)
-        .take_while(|c| is_flag_tag(**c))
-        .count();
-    if (1..=MAX_FLAG_TAGS).contains(&code) && rest.get(code) == Some(&CANCEL_TAG) {
-        code + 1
-    } else {
-        0
+    for code in RGI_FLAG_CODES {
+        let spelled = code.bytes().map(|b| char::from_u32(0xE0000 + u32::from(b)));
+        if rest.len() > code.len()
+            && rest.iter().zip(spelled).all(|(c, tag)| Some(*c) == tag)
+            && rest[code.len()] == CANCEL_TAG
+        {
+            return code.len() + 1;
+        }
     }
+    0
 }
 
 /// An ASCII control other than a tab or a line break (ASCII's general category `Cc`).
@@ -55,6 +65,91 @@ fn is_hidden_control(c: char) -> bool {
 /// such as a skin-tone modifier or the emoji variation selector.
 fn joins_emoji(c: char) -> bool {
     c.is_emoji_char_or_emoji_component() && !c.is_ascii()
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark
+            | GeneralCategory::SpacingMark
+            | GeneralCategory::EnclosingMark
+    )
+}
+
+fn is_variation_selector(c: char) -> bool {
+    matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' | '\u{180B}'..='\u{180D}' | '\u{180F}')
+}
+
+/// The text around `chars[i]`, for the characters that are allowed in some places only.
+struct Around<'c> {
+    chars: &'c [char],
+    i: usize,
+}
+
+impl Around<'_> {
+    fn before(&self) -> Option<char> {
+        self.i.checked_sub(1).map(|j| self.chars[j])
+    }
+
+    fn after(&self) -> Option<char> {
+        self.chars.get(self.i + 1).copied()
+    }
+
+    /// The nearest character before that is not a combining mark.
+    fn base_before(&self) -> Option<char> {
+        self.chars[..self.i]
+            .iter()
+            .rev()
+            .copied()
+            .find(|c| !is_mark(*c))
+    }
+
+    /// The nearest character after that is not a combining mark.
+    fn base_after(&self) -> Option<char> {
+        self.chars[self.i + 1..]
+            .iter()
+            .copied()
+            .find(|c| !is_mark(*c))
+    }
+
+    /// A joiner (ZWJ) between two emoji, as in 👩‍💻.
+    fn joins_emoji(&self) -> bool {
+        self.before().is_some_and(joins_emoji)
+            && self
+                .after()
+                .is_some_and(|a| a.is_emoji_char() && !a.is_ascii())
+    }
+
+    /// A joiner or non-joiner where a script needs one: next to a virama, which it makes
+    /// a half form, a conjunct or an explicit virama (Hindi क्‍ष, Sinhala ශ්‍රී, Malayalam
+    /// ന്‍, Bengali and Kannada ra before a virama), or between two letters of a cursively
+    /// joined script, whose forms it chooses (Persian می‌خواهم).
+    fn joins_script(&self) -> bool {
+        let virama = |c: char| canonical_combining_class(c) == VIRAMA;
+        self.before().is_some_and(virama)
+            || self.after().is_some_and(virama)
+            || (self.base_before().is_some_and(is_joining_script)
+                && self.base_after().is_some_and(is_joining_script))
+    }
+
+    /// A variation selector right after a character it can vary: the emoji and text
+    /// presentation selectors after an emoji, the other standardized selectors after a
+    /// character that is not ASCII, an ideographic one after a CJK ideograph, a Mongolian
+    /// free variation selector after a Mongolian letter. One selector, never a run.
+    fn selects(&self, c: char) -> bool {
+        let Some(base) = self.before() else {
+            return false;
+        };
+        if base.is_whitespace() || is_default_ignorable(base) {
+            return false;
+        }
+        match c {
+            '\u{FE0E}' | '\u{FE0F}' => base.is_emoji_char(),
+            '\u{FE00}'..='\u{FE0D}' => !base.is_ascii(),
+            '\u{E0100}'..='\u{E01EF}' => is_ideograph(base),
+            _ => is_mongolian_letter(base),
+        }
+    }
 }
 
 /// Every hidden character of `text`, in order, each with its 1-based line.
@@ -90,13 +185,13 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
         return;
     }
     let (offsets, chars): (Vec<usize>, Vec<char>) = text.char_indices().unzip();
+    // Whether each line has right-to-left text, worked out at the first bidi mark.
+    let mut right_to_left: Option<Vec<bool>> = None;
     let mut line = 1;
     // Tags before this index belong to a flag that starts before them.
     let mut flag_until = 0;
     for (i, &c) in chars.iter().enumerate() {
         let at = offsets[i];
-        let before = i.checked_sub(1).map(|j| chars[j]);
-        let after = chars.get(i + 1).copied();
         if c == '\n' {
             line += 1;
         }
@@ -115,46 +210,88 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
             continue;
         }
         flag_until = i + 1 + flag_tags(&chars, i);
-        if c == ZWJ {
-            if !(before.is_some_and(joins_emoji)
-                && after.is_some_and(|a| a.is_emoji_char() && !a.is_ascii()))
-            {
-                found(
-                    at,
-                    line,
+        let around = Around { chars: &chars, i };
+        let hidden: Option<(&'static str, &str)> = match c {
+            ZWJ => (!around.joins_emoji() && !around.joins_script()).then_some((
+                "hidden-format-character",
+                "zero-width joiner outside an emoji sequence or a script that needs it",
+            )),
+            ZWNJ => (!around.joins_script()).then_some((
+                "hidden-format-character",
+                "zero-width non-joiner outside a script that needs it",
+            )),
+            LRM | RLM | ALM => {
+                let lines = right_to_left.get_or_insert_with(|| lines_with_right_to_left(&chars));
+                let rtl = lines.get(line as usize - 1).copied().unwrap_or(false);
+                (!rtl).then_some((
                     "hidden-format-character",
-                    c,
-                    "zero-width joiner outside an emoji sequence",
-                );
+                    "bidi mark on a line without right-to-left text",
+                ))
             }
-            continue;
-        }
-        match c.general_category() {
-            GeneralCategory::Control if !matches!(c, '\t' | '\n' | '\r') => {
-                found(at, line, "control-character", c, "control character");
-            }
-            GeneralCategory::Format => {
-                found(
-                    at,
-                    line,
-                    "hidden-format-character",
-                    c,
-                    "invisible format character",
-                );
-            }
-            GeneralCategory::PrivateUse => {
-                found(
-                    at,
-                    line,
-                    "private-use-character",
-                    c,
-                    "private-use character",
-                );
-            }
-            GeneralCategory::Unassigned => {
-                found(at, line, "unassigned-character", c, "unassigned code point");
-            }
-            _ => {}
+            MONGOLIAN_VOWEL_SEPARATOR => (!(around.before().is_some_and(is_mongolian_letter)
+                && around.after().is_some_and(is_mongolian_letter)))
+            .then_some((
+                "hidden-format-character",
+                "Mongolian vowel separator outside Mongolian",
+            )),
+            _ if is_variation_selector(c) => (!around.selects(c)).then_some((
+                "hidden-variation-selector",
+                "variation selector that selects nothing (a run, or after a character it cannot vary)",
+            )),
+            _ => match c.general_category() {
+                GeneralCategory::Control if !matches!(c, '\t' | '\n' | '\r') => {
+                    Some(("control-character", "control character"))
+                }
+                GeneralCategory::Format => {
+                    Some(("hidden-format-character", "invisible format character"))
+                }
+                GeneralCategory::PrivateUse => Some(("private-use-character", "private-use character")),
+                GeneralCategory::Unassigned => Some(("unassigned-character", "unassigned code point")),
+                _ if is_default_ignorable(c) && !ignorable_in_place(&around, c) => Some((
+                    "hidden-ignorable-character",
+                    "invisible default-ignorable character",
+                )),
+                _ => None,
+            },
+        };
+        if let Some((id, what)) = hidden {
+            found(at, line, id, c, what);
         }
     }
+}
+
+/// The default-ignorable letters and marks that are not format characters, where they
+/// do their job: the combining grapheme joiner before a combining mark (whose reordering
+/// it blocks), the Hangul choseong filler before a vowel jamo, the jungseong filler after
+/// a leading consonant jamo. The compatibility fillers (U+3164, U+FFA0) and the Khmer
+/// inherent vowels never do.
+fn ignorable_in_place(around: &Around, c: char) -> bool {
+    match c {
+        COMBINING_GRAPHEME_JOINER => around.after().is_some_and(is_mark),
+        '\u{115F}' => around
+            .after()
+            .is_some_and(|a| matches!(a, '\u{1160}'..='\u{11A7}' | '\u{D7B0}'..='\u{D7C6}')),
+        '\u{1160}' => around
+            .before()
+            .is_some_and(|b| matches!(b, '\u{1100}'..='\u{115F}' | '\u{A960}'..='\u{A97C}')),
+        _ => false,
+    }
+}
+
+/// For each line of `chars`, whether it has a right-to-left character (other than a
+/// format or default-ignorable one): a bidi mark is ordinary there.
+fn lines_with_right_to_left(chars: &[char]) -> Vec<bool> {
+    let mut lines = alloc::vec![false];
+    for &c in chars {
+        if c == '\n' {
+            lines.push(false);
+        } else if is_right_to_left(c)
+            && !is_default_ignorable(c)
+            && c.general_category() != GeneralCategory::Format
+            && let Some(last) = lines.last_mut()
+        {
+            *last = true;
+        }
+    }
+    lines
 }

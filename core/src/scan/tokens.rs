@@ -7,14 +7,25 @@ use alloc::vec::Vec;
 
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
+use super::unicode::{ascii_prototype, is_default_ignorable, is_hangul_filler};
+
 /// A token of a stream and where it starts in the normalised text.
 pub(super) struct Token<'a> {
     pub at: usize,
     pub text: Cow<'a, str>,
 }
 
-/// NFKC, then lowercase. Neither adds nor removes a line feed, so a byte offset in the
+/// NFKC, then lowercase, then what renders as nothing removed and look-alikes read as the
+/// ASCII they imitate. None of it adds or removes a line feed, so a byte offset in the
 /// result names a line of the original text by the line feeds before it.
+///
+/// Default-ignorable code points (joiners, bidi marks, variation selectors, tags, the
+/// combining grapheme joiner) are dropped, so `ign\u{34F}ore` is `ignore`, and the Hangul
+/// fillers, which show as a blank, are spaces. Then a word (a run of letters, digits and
+/// look-alikes) whose every character that is not ASCII has an ASCII prototype
+/// (`unicode::ascii_prototype`: Cyrillic `с` is `c`, small capital `ɪ` is `i`) is spelled
+/// in ASCII: `сurl` is `curl`, `ɪɢɴᴏʀᴇ` is `ignore`, and a word with any other letter
+/// (`café`, Russian or Greek prose) stays as it is.
 ///
 /// ASCII is its own NFKC form, and normalisation never reaches across the start of an
 /// ASCII character (it is a starter that nothing before it composes with or reorders
@@ -43,7 +54,7 @@ pub(super) fn normalize(text: &str) -> String {
         out.extend(normalize_piece(&text[piece_start..piece_end]));
         from = piece_end;
     }
-    out
+    fold_look_alikes(out)
 }
 
 /// NFKC, then lowercase, of a whole text: what `normalize` does piece by piece.
@@ -59,6 +70,81 @@ fn normalize_piece(text: &str) -> impl Iterator<Item = char> + '_ {
         .flatten()
         .chain(normalised.into_iter().flatten())
         .flat_map(char::to_lowercase)
+        .filter_map(visible)
+}
+
+/// `c` as the patterns read it: nothing for a default-ignorable code point, a space for
+/// a Hangul filler.
+fn visible(c: char) -> Option<char> {
+    if !is_default_ignorable(c) {
+        Some(c)
+    } else if is_hangul_filler(c) {
+        Some(' ')
+    } else {
+        None
+    }
+}
+
+/// Whether `c` may be part of a word a look-alike imitates: a letter or digit, or a
+/// symbol with an ASCII prototype (`│` for `l`).
+fn in_word(c: char) -> bool {
+    c.is_alphanumeric() || ascii_prototype(c).is_some()
+}
+
+/// Every word of `text` whose characters are ASCII or have an ASCII prototype, in ASCII.
+fn fold_look_alikes(text: String) -> String {
+    if text.is_ascii() {
+        return text;
+    }
+    let mut folded: Option<String> = None;
+    // Where the text not yet copied to `folded` starts.
+    let mut copied = 0;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(|b| !b.is_ascii()) {
+        // The word around the first character that is not ASCII.
+        let first = at + offset;
+        let start = text[..first]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| in_word(c))
+            .last()
+            .map_or(first, |(i, _)| i);
+        let end = text[first..]
+            .char_indices()
+            .find(|&(_, c)| !in_word(c))
+            .map_or(text.len(), |(i, _)| first + i);
+        let word = &text[start..end];
+        if end > first
+            && word
+                .chars()
+                .all(|c| c.is_ascii() || ascii_prototype(c).is_some())
+        {
+            let out = folded.get_or_insert_with(|| String::with_capacity(text.len()));
+            out.push_str(&text[copied..start]);
+            out.extend(word.chars().map(|c| {
+                if c.is_ascii() {
+                    c
+                } else {
+                    ascii_prototype(c).unwrap_or(c)
+                }
+            }));
+            copied = end;
+        }
+        // Past the word, or past the character if it is not in one.
+        at = if end > first {
+            end
+        } else {
+            first + text[first..].chars().next().map_or(1, char::len_utf8)
+        };
+    }
+    match folded {
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            out
+        }
+        None => text,
+    }
 }
 
 /// Words: the runs of alphanumeric characters.
@@ -230,7 +316,14 @@ mod tests {
     /// compatibility forms and ASCII meet.
     #[test]
     fn normalising_in_pieces_is_normalising_the_whole() {
-        let whole = |text: &str| -> String { text.nfkc().flat_map(char::to_lowercase).collect() };
+        let whole = |text: &str| -> String {
+            fold_look_alikes(
+                text.nfkc()
+                    .flat_map(char::to_lowercase)
+                    .filter_map(visible)
+                    .collect(),
+            )
+        };
         let parts = [
             "a",
             "E",

@@ -1,0 +1,664 @@
+//! The Unicode data the scan needs beyond `unicode-normalization` and `unicode-properties`:
+//! the Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt), the ASCII letter or
+//! digit each look-alike stands for (UTS #39 confusable prototypes), and the ranges of the
+//! scripts whose writing needs a joiner, a bidi mark or a variation selector.
+//!
+//! Both tables are checked against the `unicode-security` crate (UTS #39 data of Unicode 18)
+//! by the tests below, so they follow the standard, not a taste; they are kept here rather
+//! than linked from that crate because its confusables table (every prototype, about
+//! 6,700 entries) would add about 110 KB to the component, and the scan needs only the
+//! 442 entries whose prototype is one ASCII letter or digit.
+
+/// Default_Ignorable_Code_Point: what renders as nothing unless a font has a reason to
+/// show it (joiners, bidi controls, variation selectors, tags, fillers).
+const DEFAULT_IGNORABLE: &[(char, char)] = &[
+    ('\u{AD}', '\u{AD}'),
+    ('\u{34F}', '\u{34F}'),
+    ('\u{61C}', '\u{61C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF0}', '\u{FFF8}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
+
+/// Whether `c` is a Default_Ignorable_Code_Point.
+pub(super) fn is_default_ignorable(c: char) -> bool {
+    if c < '\u{AD}' {
+        return false;
+    }
+    in_ranges(DEFAULT_IGNORABLE, c)
+}
+
+fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
+    ranges
+        .binary_search_by(|&(low, high)| {
+            if high < c {
+                core::cmp::Ordering::Less
+            } else if low > c {
+                core::cmp::Ordering::Greater
+            } else {
+                core::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// The Hangul fillers: blank jamo that render as a space's width (U+3164 and U+FFA0 are
+/// U+1160 after NFKC).
+pub(super) fn is_hangul_filler(c: char) -> bool {
+    matches!(c, '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
+}
+
+/// The ASCII letter or digit a character that NFKC and lowercasing leave as it is stands
+/// for: every such character whose UTS #39 skeleton, lowercased, is one ASCII letter or
+/// digit (Cyrillic а, Greek ο, Armenian օ, small capital ᴏ, …), then the Latin small
+/// capitals UTS #39 leaves out (it counts ᴇ confusable with nothing ASCII) by their names.
+/// Sorted by character.
+const ASCII_PROTOTYPES: &[(char, u8)] = &[
+    ('\u{A1}', b'i'),
+    ('\u{D7}', b'x'),
+    ('\u{FE}', b'p'),
+    ('\u{131}', b'i'),
+    ('\u{18D}', b'g'),
+    ('\u{192}', b'f'),
+    ('\u{1BD}', b's'),
+    ('\u{1BF}', b'p'),
+    ('\u{1C0}', b'l'),
+    ('\u{223}', b'8'),
+    ('\u{237}', b'j'),
+    ('\u{251}', b'a'),
+    ('\u{261}', b'g'),
+    ('\u{263}', b'y'),
+    ('\u{269}', b'i'),
+    ('\u{26A}', b'i'),
+    ('\u{26F}', b'w'),
+    ('\u{284}', b'f'),
+    ('\u{28B}', b'u'),
+    ('\u{28F}', b'y'),
+    ('\u{3B1}', b'a'),
+    ('\u{3B3}', b'y'),
+    ('\u{3B9}', b'i'),
+    ('\u{3BD}', b'v'),
+    ('\u{3BF}', b'o'),
+    ('\u{3C1}', b'p'),
+    ('\u{3C3}', b'o'),
+    ('\u{3C5}', b'u'),
+    ('\u{3ED}', b'o'),
+    ('\u{3F3}', b'j'),
+    ('\u{3F8}', b'p'),
+    ('\u{430}', b'a'),
+    ('\u{431}', b'6'),
+    ('\u{433}', b'r'),
+    ('\u{435}', b'e'),
+    ('\u{43E}', b'o'),
+    ('\u{440}', b'p'),
+    ('\u{441}', b'c'),
+    ('\u{443}', b'y'),
+    ('\u{445}', b'x'),
+    ('\u{448}', b'w'),
+    ('\u{455}', b's'),
+    ('\u{456}', b'i'),
+    ('\u{458}', b'j'),
+    ('\u{461}', b'w'),
+    ('\u{475}', b'v'),
+    ('\u{4AF}', b'y'),
+    ('\u{4BB}', b'h'),
+    ('\u{4BD}', b'e'),
+    ('\u{4CF}', b'l'),
+    ('\u{501}', b'd'),
+    ('\u{51B}', b'q'),
+    ('\u{51D}', b'w'),
+    ('\u{561}', b'w'),
+    ('\u{563}', b'q'),
+    ('\u{566}', b'q'),
+    ('\u{570}', b'h'),
+    ('\u{575}', b'j'),
+    ('\u{578}', b'n'),
+    ('\u{57C}', b'n'),
+    ('\u{57D}', b'u'),
+    ('\u{581}', b'g'),
+    ('\u{582}', b'i'),
+    ('\u{584}', b'f'),
+    ('\u{585}', b'o'),
+    ('\u{5C0}', b'l'),
+    ('\u{5D5}', b'l'),
+    ('\u{5D8}', b'v'),
+    ('\u{5DF}', b'l'),
+    ('\u{5E1}', b'o'),
+    ('\u{627}', b'l'),
+    ('\u{647}', b'o'),
+    ('\u{661}', b'l'),
+    ('\u{665}', b'o'),
+    ('\u{667}', b'v'),
+    ('\u{6BE}', b'o'),
+    ('\u{6C1}', b'o'),
+    ('\u{6D5}', b'o'),
+    ('\u{6F1}', b'l'),
+    ('\u{6F5}', b'o'),
+    ('\u{6F7}', b'v'),
+    ('\u{7C0}', b'o'),
+    ('\u{7CA}', b'l'),
+    ('\u{7CB}', b'o'),
+    ('\u{7CC}', b'y'),
+    ('\u{7D3}', b'f'),
+    ('\u{7D5}', b'b'),
+    ('\u{7E0}', b't'),
+    ('\u{840}', b'o'),
+    ('\u{964}', b'l'),
+    ('\u{966}', b'o'),
+    ('\u{969}', b'3'),
+    ('\u{9E6}', b'o'),
+    ('\u{9EA}', b'8'),
+    ('\u{9ED}', b'9'),
+    ('\u{A66}', b'o'),
+    ('\u{A67}', b'9'),
+    ('\u{A6A}', b'8'),
+    ('\u{AE6}', b'o'),
+    ('\u{AE9}', b'3'),
+    ('\u{B03}', b'8'),
+    ('\u{B20}', b'o'),
+    ('\u{B66}', b'o'),
+    ('\u{B68}', b'9'),
+    ('\u{BE6}', b'o'),
+    ('\u{C02}', b'o'),
+    ('\u{C66}', b'o'),
+    ('\u{C82}', b'o'),
+    ('\u{CE6}', b'o'),
+    ('\u{D02}', b'o'),
+    ('\u{D1F}', b's'),
+    ('\u{D20}', b'o'),
+    ('\u{D66}', b'o'),
+    ('\u{D6D}', b'9'),
+    ('\u{D82}', b'o'),
+    ('\u{E50}', b'o'),
+    ('\u{ED0}', b'o'),
+    ('\u{1004}', b'c'),
+    ('\u{101D}', b'o'),
+    ('\u{1040}', b'o'),
+    ('\u{104A}', b'l'),
+    ('\u{105A}', b'c'),
+    ('\u{10E7}', b'y'),
+    ('\u{10FD}', b's'),
+    ('\u{10FF}', b'o'),
+    ('\u{110B}', b'o'),
+    ('\u{11BC}', b'o'),
+    ('\u{1200}', b'u'),
+    ('\u{12D0}', b'o'),
+    ('\u{142F}', b'v'),
+    ('\u{144C}', b'u'),
+    ('\u{146D}', b'p'),
+    ('\u{146F}', b'd'),
+    ('\u{1472}', b'b'),
+    ('\u{148D}', b'j'),
+    ('\u{14AA}', b'l'),
+    ('\u{14BF}', b'2'),
+    ('\u{1541}', b'x'),
+    ('\u{157C}', b'h'),
+    ('\u{157D}', b'x'),
+    ('\u{1587}', b'r'),
+    ('\u{15AF}', b'b'),
+    ('\u{15B4}', b'f'),
+    ('\u{15C5}', b'a'),
+    ('\u{15DE}', b'd'),
+    ('\u{15EA}', b'd'),
+    ('\u{15F0}', b'm'),
+    ('\u{15F7}', b'b'),
+    ('\u{1616}', b'2'),
+    ('\u{166D}', b'x'),
+    ('\u{166E}', b'x'),
+    ('\u{16B7}', b'x'),
+    ('\u{16C1}', b'l'),
+    ('\u{16D0}', b'l'),
+    ('\u{16D5}', b'k'),
+    ('\u{16D6}', b'm'),
+    ('\u{1702}', b'3'),
+    ('\u{172A}', b'7'),
+    ('\u{1763}', b'x'),
+    ('\u{17E0}', b'o'),
+    ('\u{1A45}', b'o'),
+    ('\u{1A80}', b'o'),
+    ('\u{1A90}', b'o'),
+    ('\u{1BEA}', b'o'),
+    ('\u{1BEC}', b'x'),
+    ('\u{1C82}', b'o'),
+    ('\u{1C83}', b'c'),
+    ('\u{1C84}', b'7'),
+    ('\u{1CF5}', b'x'),
+    ('\u{1D04}', b'c'),
+    ('\u{1D0F}', b'o'),
+    ('\u{1D11}', b'o'),
+    ('\u{1D1C}', b'u'),
+    ('\u{1D20}', b'v'),
+    ('\u{1D21}', b'w'),
+    ('\u{1D22}', b'z'),
+    ('\u{1D26}', b'r'),
+    ('\u{1D83}', b'g'),
+    ('\u{1D8C}', b'y'),
+    ('\u{1E9D}', b'f'),
+    ('\u{1EFF}', b'y'),
+    ('\u{212E}', b'e'),
+    ('\u{21BF}', b'l'),
+    ('\u{2223}', b'l'),
+    ('\u{2228}', b'v'),
+    ('\u{222A}', b'u'),
+    ('\u{22A4}', b't'),
+    ('\u{22C1}', b'v'),
+    ('\u{22C3}', b'u'),
+    ('\u{22FF}', b'e'),
+    ('\u{2373}', b'i'),
+    ('\u{2374}', b'p'),
+    ('\u{237A}', b'a'),
+    ('\u{23FD}', b'l'),
+    ('\u{2502}', b'l'),
+    ('\u{2503}', b'l'),
+    ('\u{2573}', b'x'),
+    ('\u{27D9}', b't'),
+    ('\u{292B}', b'x'),
+    ('\u{292C}', b'x'),
+    ('\u{29E2}', b'w'),
+    ('\u{2A2F}', b'x'),
+    ('\u{2C6C}', b'z'),
+    ('\u{2C85}', b'r'),
+    ('\u{2C8D}', b'z'),
+    ('\u{2C93}', b'i'),
+    ('\u{2C9F}', b'o'),
+    ('\u{2CA3}', b'p'),
+    ('\u{2CA5}', b'c'),
+    ('\u{2CA9}', b'y'),
+    ('\u{2CBD}', b'w'),
+    ('\u{2CCB}', b'9'),
+    ('\u{2CCF}', b'p'),
+    ('\u{2CD3}', b'6'),
+    ('\u{2D2D}', b'z'),
+    ('\u{2D38}', b'v'),
+    ('\u{2D39}', b'e'),
+    ('\u{2D4A}', b'l'),
+    ('\u{2D4F}', b'l'),
+    ('\u{2D54}', b'o'),
+    ('\u{2D55}', b'q'),
+    ('\u{2D5D}', b'x'),
+    ('\u{3007}', b'o'),
+    ('\u{3112}', b't'),
+    ('\u{311A}', b'y'),
+    ('\u{4E05}', b't'),
+    ('\u{4E2B}', b'y'),
+    ('\u{A4D0}', b'b'),
+    ('\u{A4D1}', b'p'),
+    ('\u{A4D2}', b'd'),
+    ('\u{A4D3}', b'd'),
+    ('\u{A4D4}', b't'),
+    ('\u{A4D6}', b'g'),
+    ('\u{A4D7}', b'k'),
+    ('\u{A4D9}', b'j'),
+    ('\u{A4DA}', b'c'),
+    ('\u{A4DC}', b'z'),
+    ('\u{A4DD}', b'f'),
+    ('\u{A4DF}', b'm'),
+    ('\u{A4E0}', b'n'),
+    ('\u{A4E1}', b'l'),
+    ('\u{A4E2}', b's'),
+    ('\u{A4E3}', b'r'),
+    ('\u{A4E6}', b'v'),
+    ('\u{A4E7}', b'h'),
+    ('\u{A4EA}', b'w'),
+    ('\u{A4EB}', b'x'),
+    ('\u{A4EC}', b'y'),
+    ('\u{A4EE}', b'a'),
+    ('\u{A4F0}', b'e'),
+    ('\u{A4F2}', b'l'),
+    ('\u{A4F3}', b'o'),
+    ('\u{A4F4}', b'u'),
+    ('\u{A50B}', b't'),
+    ('\u{A543}', b'6'),
+    ('\u{A557}', b'b'),
+    ('\u{A56F}', b'l'),
+    ('\u{A576}', b's'),
+    ('\u{A589}', b'8'),
+    ('\u{A5CB}', b'e'),
+    ('\u{A647}', b'i'),
+    ('\u{A6C9}', b'z'),
+    ('\u{A6DF}', b'v'),
+    ('\u{A6EF}', b'2'),
+    ('\u{A731}', b's'),
+    ('\u{A76F}', b'9'),
+    ('\u{A781}', b'l'),
+    ('\u{A799}', b'f'),
+    ('\u{A79F}', b'u'),
+    ('\u{A7FA}', b'w'),
+    ('\u{A7FE}', b'l'),
+    ('\u{A830}', b'l'),
+    ('\u{A8CE}', b'l'),
+    ('\u{AA5D}', b'l'),
+    ('\u{AB32}', b'e'),
+    ('\u{AB35}', b'f'),
+    ('\u{AB3D}', b'o'),
+    ('\u{AB47}', b'r'),
+    ('\u{AB48}', b'r'),
+    ('\u{AB4E}', b'u'),
+    ('\u{AB52}', b'u'),
+    ('\u{AB5A}', b'y'),
+    ('\u{AB64}', b'a'),
+    ('\u{AB75}', b'i'),
+    ('\u{AB81}', b'r'),
+    ('\u{AB83}', b'w'),
+    ('\u{AB93}', b'z'),
+    ('\u{AB9E}', b'4'),
+    ('\u{ABA4}', b'w'),
+    ('\u{ABA9}', b'v'),
+    ('\u{ABAA}', b's'),
+    ('\u{ABAF}', b'c'),
+    ('\u{ABBE}', b'6'),
+    ('\u{1017E}', b'f'),
+    ('\u{1018B}', b'd'),
+    ('\u{10282}', b'b'),
+    ('\u{10286}', b'e'),
+    ('\u{10287}', b'f'),
+    ('\u{1028A}', b'l'),
+    ('\u{10290}', b'x'),
+    ('\u{10292}', b'o'),
+    ('\u{10295}', b'p'),
+    ('\u{10296}', b's'),
+    ('\u{10297}', b't'),
+    ('\u{102A0}', b'a'),
+    ('\u{102A1}', b'b'),
+    ('\u{102A2}', b'c'),
+    ('\u{102A5}', b'f'),
+    ('\u{102AB}', b'o'),
+    ('\u{102B0}', b'm'),
+    ('\u{102B1}', b't'),
+    ('\u{102B2}', b'y'),
+    ('\u{102B4}', b'x'),
+    ('\u{102CF}', b'h'),
+    ('\u{102F5}', b'z'),
+    ('\u{10301}', b'b'),
+    ('\u{10302}', b'c'),
+    ('\u{10309}', b'l'),
+    ('\u{1030F}', b'o'),
+    ('\u{10311}', b'm'),
+    ('\u{10315}', b't'),
+    ('\u{10317}', b'x'),
+    ('\u{1031A}', b'8'),
+    ('\u{1031C}', b'b'),
+    ('\u{10320}', b'l'),
+    ('\u{10322}', b'x'),
+    ('\u{1042C}', b'o'),
+    ('\u{1043D}', b'c'),
+    ('\u{10448}', b's'),
+    ('\u{104EA}', b'o'),
+    ('\u{104F6}', b'u'),
+    ('\u{10507}', b'z'),
+    ('\u{1050E}', b'l'),
+    ('\u{10513}', b'n'),
+    ('\u{10516}', b'o'),
+    ('\u{10518}', b'k'),
+    ('\u{1051B}', b'c'),
+    ('\u{1051D}', b'v'),
+    ('\u{10525}', b'f'),
+    ('\u{10526}', b'l'),
+    ('\u{10527}', b'x'),
+    ('\u{10926}', b'l'),
+    ('\u{1092C}', b'o'),
+    ('\u{10C13}', b'x'),
+    ('\u{10C17}', b'o'),
+    ('\u{10C1F}', b'v'),
+    ('\u{10C20}', b'y'),
+    ('\u{10C21}', b'm'),
+    ('\u{10C3E}', b'l'),
+    ('\u{10CC2}', b'x'),
+    ('\u{10CFA}', b'l'),
+    ('\u{10CFC}', b'x'),
+    ('\u{10D07}', b'o'),
+    ('\u{11047}', b'l'),
+    ('\u{110C0}', b'l'),
+    ('\u{11124}', b'o'),
+    ('\u{11141}', b'l'),
+    ('\u{111C5}', b'l'),
+    ('\u{11302}', b'o'),
+    ('\u{113D4}', b'l'),
+    ('\u{11445}', b'8'),
+    ('\u{1144B}', b'l'),
+    ('\u{114D0}', b'o'),
+    ('\u{115C5}', b'l'),
+    ('\u{11641}', b'l'),
+    ('\u{11706}', b'v'),
+    ('\u{1170A}', b'w'),
+    ('\u{1170E}', b'w'),
+    ('\u{1170F}', b'w'),
+    ('\u{118C0}', b'v'),
+    ('\u{118C1}', b's'),
+    ('\u{118C2}', b'f'),
+    ('\u{118C3}', b'i'),
+    ('\u{118C4}', b'y'),
+    ('\u{118C6}', b'7'),
+    ('\u{118C8}', b'o'),
+    ('\u{118CA}', b'3'),
+    ('\u{118CC}', b'9'),
+    ('\u{118D5}', b'6'),
+    ('\u{118D6}', b'9'),
+    ('\u{118D7}', b'o'),
+    ('\u{118D8}', b'u'),
+    ('\u{118DC}', b'y'),
+    ('\u{118E0}', b'o'),
+    ('\u{118E5}', b'z'),
+    ('\u{118E6}', b'w'),
+    ('\u{118E9}', b'c'),
+    ('\u{118EC}', b'x'),
+    ('\u{118EF}', b'w'),
+    ('\u{118F2}', b'c'),
+    ('\u{11ABC}', b'z'),
+    ('\u{11ABE}', b'n'),
+    ('\u{11C41}', b'l'),
+    ('\u{11DDA}', b'l'),
+    ('\u{11DE0}', b'o'),
+    ('\u{11DE1}', b'l'),
+    ('\u{169C1}', b'9'),
+    ('\u{169FE}', b'8'),
+    ('\u{16A19}', b'r'),
+    ('\u{16AD6}', b's'),
+    ('\u{16AE9}', b'o'),
+    ('\u{16D63}', b'l'),
+    ('\u{16E82}', b'4'),
+    ('\u{16E8A}', b'7'),
+    ('\u{16F08}', b'v'),
+    ('\u{16F0A}', b't'),
+    ('\u{16F16}', b'l'),
+    ('\u{16F28}', b'l'),
+    ('\u{16F35}', b'r'),
+    ('\u{16F3A}', b's'),
+    ('\u{16F3B}', b'3'),
+    ('\u{16F40}', b'a'),
+    ('\u{16F42}', b'u'),
+    ('\u{16F43}', b'y'),
+    ('\u{1CEFC}', b'v'),
+    ('\u{1D100}', b'l'),
+    ('\u{1D134}', b'c'),
+    ('\u{1D1FE}', b'7'),
+    ('\u{1D206}', b'3'),
+    ('\u{1D207}', b'b'),
+    ('\u{1D20C}', b'w'),
+    ('\u{1D20D}', b'v'),
+    ('\u{1D212}', b'7'),
+    ('\u{1D213}', b'f'),
+    ('\u{1D216}', b'r'),
+    ('\u{1D22A}', b'l'),
+    ('\u{1D373}', b't'),
+    ('\u{1D377}', b'l'),
+    ('\u{1DF5A}', b'a'),
+    ('\u{1DF6A}', b'a'),
+    ('\u{1DF7D}', b'w'),
+    ('\u{1DF81}', b'e'),
+    ('\u{1E140}', b'o'),
+    ('\u{1E141}', b'l'),
+    ('\u{1E145}', b'v'),
+    ('\u{1E2F0}', b'o'),
+    ('\u{1E2F2}', b'9'),
+    ('\u{1E8C7}', b'l'),
+    ('\u{1E8CB}', b'8'),
+    ('\u{1ED01}', b'l'),
+    ('\u{1F74C}', b'c'),
+    ('\u{1F768}', b't'),
+];
+
+/// LATIN LETTER SMALL CAPITAL A, B, D, E, F, G, H, J, K, L, M, N, P, Q, R, T: the small
+/// capitals whose UTS #39 skeleton is not ASCII (the others, ᴄ ɪ ᴏ ᴜ ᴠ ᴡ ʏ ᴢ ꜱ, are in the
+/// table above).
+const SMALL_CAPITALS: &[(char, u8)] = &[
+    ('\u{262}', b'g'),
+    ('\u{274}', b'n'),
+    ('\u{280}', b'r'),
+    ('\u{299}', b'b'),
+    ('\u{29C}', b'h'),
+    ('\u{29F}', b'l'),
+    ('\u{1D00}', b'a'),
+    ('\u{1D05}', b'd'),
+    ('\u{1D07}', b'e'),
+    ('\u{1D0A}', b'j'),
+    ('\u{1D0B}', b'k'),
+    ('\u{1D0D}', b'm'),
+    ('\u{1D18}', b'p'),
+    ('\u{1D1B}', b't'),
+    ('\u{A730}', b'f'),
+    ('\u{A7AF}', b'q'),
+];
+
+/// The ASCII letter or digit `c` looks like, if it is one of the look-alikes above.
+pub(super) fn ascii_prototype(c: char) -> Option<char> {
+    if c < '\u{A1}' {
+        return None;
+    }
+    for table in [ASCII_PROTOTYPES, SMALL_CAPITALS] {
+        if let Ok(i) = table.binary_search_by_key(&c, |&(from, _)| from) {
+            return Some(char::from(table[i].1));
+        }
+    }
+    None
+}
+
+/// Letters of the scripts written with cursive joining (Joining_Type other than
+/// Non_Joining): Arabic, Syriac, N'Ko, Mandaic, Mongolian, Phags-pa and the historic
+/// cursive scripts, by block. A zero-width non-joiner or joiner between two of them
+/// chooses a letter's form (Persian می‌خواهم).
+const JOINING_SCRIPTS: &[(char, char)] = &[
+    ('\u{600}', '\u{6FF}'),
+    ('\u{700}', '\u{74F}'),
+    ('\u{750}', '\u{77F}'),
+    ('\u{7C0}', '\u{7FF}'),
+    ('\u{840}', '\u{85F}'),
+    ('\u{860}', '\u{86F}'),
+    ('\u{870}', '\u{8FF}'),
+    ('\u{1800}', '\u{18AF}'),
+    ('\u{A840}', '\u{A87F}'),
+    ('\u{FB50}', '\u{FDFF}'),
+    ('\u{FE70}', '\u{FEFE}'),
+    ('\u{10AC0}', '\u{10AFF}'),
+    ('\u{10B80}', '\u{10BAF}'),
+    ('\u{10D00}', '\u{10D3F}'),
+    ('\u{10F30}', '\u{10FDF}'),
+    ('\u{1E900}', '\u{1E95F}'),
+];
+
+pub(super) fn is_joining_script(c: char) -> bool {
+    c >= '\u{600}' && in_ranges(JOINING_SCRIPTS, c)
+}
+
+/// The ranges whose default Bidi_Class is right-to-left (R or AL, DerivedBidiClass.txt):
+/// Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, Mandaic, their presentation forms and
+/// the right-to-left scripts of the supplementary planes.
+const RIGHT_TO_LEFT: &[(char, char)] = &[
+    ('\u{590}', '\u{8FF}'),
+    ('\u{FB1D}', '\u{FDFF}'),
+    ('\u{FE70}', '\u{FEFE}'),
+    ('\u{10800}', '\u{10FFF}'),
+    ('\u{1E800}', '\u{1EFFF}'),
+];
+
+pub(super) fn is_right_to_left(c: char) -> bool {
+    c >= '\u{590}' && in_ranges(RIGHT_TO_LEFT, c)
+}
+
+/// Unified_Ideograph (CJK), which an ideographic variation selector (U+E0100..U+E01EF)
+/// may follow: the CJK Unified Ideographs and their extensions, and the compatibility
+/// ideographs.
+const IDEOGRAPHS: &[(char, char)] = &[
+    ('\u{3400}', '\u{4DBF}'),
+    ('\u{4E00}', '\u{9FFF}'),
+    ('\u{F900}', '\u{FAFF}'),
+    ('\u{20000}', '\u{3FFFF}'),
+];
+
+pub(super) fn is_ideograph(c: char) -> bool {
+    c >= '\u{3400}' && in_ranges(IDEOGRAPHS, c)
+}
+
+/// Mongolian letters (and Todo, Sibe, Manchu), which the free variation selectors
+/// U+180B..U+180D, U+180F and the vowel separator U+180E follow.
+pub(super) fn is_mongolian_letter(c: char) -> bool {
+    matches!(c, '\u{1820}'..='\u{1878}' | '\u{1880}'..='\u{18AA}' | '\u{11660}'..='\u{1167F}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::prelude::rust_2024::*;
+    use unicode_normalization::UnicodeNormalization;
+
+    fn skeleton(c: char) -> String {
+        unicode_security::skeleton(c.encode_utf8(&mut [0; 4])).collect()
+    }
+
+    fn all_chars() -> impl Iterator<Item = char> {
+        (0..=0x10FFFF).filter_map(char::from_u32)
+    }
+
+    /// The skeleton drops exactly the default-ignorable code points, so an empty skeleton
+    /// names one.
+    #[test]
+    fn default_ignorables_are_uts39s() {
+        for c in all_chars() {
+            assert_eq!(
+                is_default_ignorable(c),
+                skeleton(c).is_empty(),
+                "U+{:04X}",
+                c as u32
+            );
+        }
+    }
+
+    /// The table is every character NFKC and lowercasing keep whose skeleton, lowercased,
+    /// is one ASCII letter or digit.
+    #[test]
+    fn ascii_prototypes_are_uts39s() {
+        let mut derived: Vec<(char, u8)> = Vec::new();
+        for c in all_chars().filter(|c| !c.is_ascii()) {
+            let mut one = [0; 4];
+            let text: &str = c.encode_utf8(&mut one);
+            let normal: String = text.nfkc().flat_map(char::to_lowercase).collect();
+            if normal != text {
+                continue;
+            }
+            let prototype = skeleton(c).to_lowercase();
+            if let [b] = prototype.as_bytes()
+                && b.is_ascii_alphanumeric()
+            {
+                derived.push((c, *b));
+            }
+        }
+        assert_eq!(ASCII_PROTOTYPES, derived.as_slice());
+        for (c, letter) in SMALL_CAPITALS {
+            assert!(!derived.iter().any(|(d, _)| d == c), "U+{:04X}", *c as u32);
+            assert!(!skeleton(*c).is_ascii(), "U+{:04X}", *c as u32);
+            assert!(letter.is_ascii_lowercase());
+        }
+        assert!(SMALL_CAPITALS.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+}
