@@ -31,6 +31,7 @@ const RULES: &[(&str, usize)] = &[
     ("private-use-character", 2),
     ("unassigned-character", 2),
     ("injection-role-marker", 2),
+    ("prompt-section-heading", 4),
     ("exfiltration-markdown-image", 2),
     ("injection-ignore-instructions", 2),
     ("injection-new-instructions", 2),

@@ -20,6 +20,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use index::FirstIndex;
+use pattern::Set;
 use rules::{RULES_TABLE, SECRETS, Stream};
 use tokens::Token;
 
@@ -58,8 +59,9 @@ impl Finding {
 
 /// The first finding in `text` under `policy`, or `None` if it may be stored. "First" is
 /// by precedence, not by line: a hidden character (the first in the text), then a chat
-/// role marker (in the order of their table), then a data-carrying markdown image, then
-/// the pattern rules in table order, each at its first position.
+/// role marker (in the order of their table), then one of the prompt's own section
+/// headers, then a data-carrying image, then the pattern rules in table order, each at
+/// its first position.
 pub fn scan(text: &str, policy: ScanPolicy) -> Option<Finding> {
     candidates(text, policy)
         .into_iter()
@@ -89,13 +91,15 @@ pub fn findings(text: &str, policy: ScanPolicy) -> Vec<Finding> {
 }
 
 /// How findings are ordered: hidden characters by position, then role markers in table
-/// order, then images, then the rules in table order (the rank of an id is the index of
+/// order (the special tokens after the listed markers), then the prompt's own section
+/// headers, then images, then the rules in table order (the rank of an id is the index of
 /// its first entry), each by position. Positions are byte offsets (in the text for a
 /// hidden character, in the normalised text otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Precedence {
     Hidden { at: usize },
     RoleMarker { marker: usize, at: usize },
+    Heading { at: usize },
     Image { at: usize },
     Rule { rank: usize, at: usize },
 }
@@ -116,7 +120,10 @@ fn candidates(text: &str, policy: ScanPolicy) -> Vec<Candidate> {
     out
 }
 
-/// Markers of another turn or role smuggled into the prompt, matched as text.
+/// Markers of another turn or role smuggled into the prompt, matched as text: ChatML,
+/// Llama 2 and Mistral, Gemma, and the `<system>` tag of hand-written prompts. The special
+/// tokens written `<|name|>` (ChatML, Llama 3, Phi, Command R, Granite, gpt-oss,
+/// DeepSeek's full-width bars after NFKC) are found by their shape, after these.
 const ROLE_MARKERS: &[&str] = &[
     "<|im_start|>",
     "<|im_end|>",
@@ -130,7 +137,59 @@ const ROLE_MARKERS: &[&str] = &[
     "<</sys>>",
     "<system>",
     "</system>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "[system_prompt]",
+    "[/system_prompt]",
+    "[tool_results]",
+    "[/tool_results]",
+    "[tool_calls]",
+    "[available_tools]",
+    "[/available_tools]",
 ];
+
+/// The precedence of a special token found by its shape: after every listed marker.
+const SPECIAL_TOKEN: usize = ROLE_MARKERS.len();
+/// The longest name of a special token (`<|begin▁of▁sentence|>`, `<|start_header_id|>`).
+const SPECIAL_TOKEN_NAME: usize = 40;
+
+/// The special token at the start of `text`, if it is one: `<|`, a name of up to 40
+/// characters with a letter and no space, bracket or bar, `|>`. F#'s `<| x |>` and
+/// Haskell's `<|>` are not (a space, no name).
+fn special_token(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("<|")?;
+    let end = rest
+        .char_indices()
+        .take(SPECIAL_TOKEN_NAME + 1)
+        .find(|&(_, c)| c == '|' || c == '<' || c == '>' || c.is_whitespace())
+        .map(|(i, _)| i)?;
+    let name = &rest[..end];
+    (rest[end..].starts_with("|>") && name.chars().any(char::is_alphabetic))
+        .then(|| &text[..end + 4])
+}
+
+/// Where Maven's `<issueManagement>` and `<ciManagement>` elements open (`true`) and close
+/// (`false`) in `text`, in order: inside one, `<system>` names the tracker or CI server of
+/// a POM.
+fn maven_management(text: &str) -> Vec<(usize, bool)> {
+    let mut tags: Vec<(usize, bool)> = Vec::new();
+    for element in ["issuemanagement", "cimanagement"] {
+        for (open, tag) in [
+            (true, format!("<{element}>")),
+            (false, format!("</{element}>")),
+        ] {
+            tags.extend(text.match_indices(tag.as_str()).map(|(at, _)| (at, open)));
+        }
+    }
+    tags.sort_unstable();
+    tags
+}
+
+/// Whether `at` is inside one of the `maven_management` elements.
+fn in_maven_management(tags: &[(usize, bool)], at: usize) -> bool {
+    let before = tags.partition_point(|&(tag, _)| tag < at);
+    before > 0 && tags[before - 1].1
+}
 
 /// The 1-based line of each byte offset of the normalised text.
 struct Lines(Vec<usize>);
@@ -160,35 +219,58 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
     };
     // Every marker starts with `<` or `[`, and none overlaps itself (no prefix of one is
     // also its suffix), so its matches are the places among those where it starts.
-    let mut markers: Vec<(usize, usize)> = Vec::new();
+    let mut markers: Vec<(usize, usize, &str)> = Vec::new();
+    let mut maven: Option<Vec<(usize, bool)>> = None;
     for (at, _) in normalized.match_indices(['<', '[']) {
-        for (marker_index, marker) in ROLE_MARKERS.iter().enumerate() {
-            if normalized[at..].starts_with(marker) {
-                markers.push((marker_index, at));
+        let rest = &normalized[at..];
+        let listed = ROLE_MARKERS
+            .iter()
+            .position(|marker| rest.starts_with(marker));
+        match listed {
+            Some(index) => {
+                let marker = ROLE_MARKERS[index];
+                let maven_system = marker.contains("system>")
+                    && in_maven_management(
+                        maven.get_or_insert_with(|| maven_management(&normalized)),
+                        at,
+                    );
+                if !maven_system {
+                    markers.push((index, at, marker));
+                }
+            }
+            None => {
+                if let Some(token) = special_token(rest) {
+                    markers.push((SPECIAL_TOKEN, at, token));
+                }
             }
         }
     }
     markers.sort_unstable();
-    for (marker_index, at) in markers {
-        let marker = ROLE_MARKERS[marker_index];
-        {
-            found(
-                Precedence::RoleMarker {
-                    marker: marker_index,
-                    at,
-                },
+    for (marker_index, at, marker) in markers {
+        found(
+            Precedence::RoleMarker {
+                marker: marker_index,
                 at,
-                "injection-role-marker",
-                format!("chat role marker {marker}"),
-            );
-        }
+            },
+            at,
+            "injection-role-marker",
+            format!("chat role marker {marker}"),
+        );
     }
-    for (at, url) in exfiltration_images(&normalized) {
+    for (at, title) in section_headings(&normalized) {
+        found(
+            Precedence::Heading { at },
+            at,
+            "prompt-section-heading",
+            format!("a line that reads as the prompt's own section header \"{title}\""),
+        );
+    }
+    for (at, kind, url) in exfiltration_images(&normalized) {
         found(
             Precedence::Image { at },
             at,
             "exfiltration-markdown-image",
-            format!("markdown image sending data in its URL ({url})"),
+            format!("{kind} sending data in its URL ({url})"),
         );
     }
     let words = tokens::words(&normalized);
@@ -259,31 +341,187 @@ fn ranks() -> Vec<usize> {
     ranks
 }
 
-/// Every markdown image whose URL carries data out, with where its `![` starts: a query
-/// with a placeholder or a parameter named after what an attacker wants (the image
-/// loads, and the data leaves).
-fn exfiltration_images(text: &str) -> Vec<(usize, &str)> {
+/// Query parameters named after what an attacker wants, besides the secrets: an image
+/// URL with one carries data out. (`d` is not one: Gravatar's `?d=identicon` is the
+/// default picture.)
+const DATA_PARAMETERS: Set = &["data", "q", "prompt", "chat", "msg", "content"];
+
+/// Whether an image URL carries data out: a placeholder anywhere in it (`{…}`, `<…>`,
+/// `$VAR`, their URL encodings), in the host, the path or the query, or a query
+/// parameter named after data.
+fn carries_data(url: &str) -> bool {
+    let url = url.strip_prefix('<').unwrap_or(url);
+    let url = url.strip_suffix('>').unwrap_or(url);
+    let placeholder = url.contains(['{', '}', '<', '>', '$'])
+        || ["%7b", "%7d", "%3c", "%3e", "%24"]
+            .iter()
+            .any(|code| url.contains(code));
+    let named = url.split_once('?').is_some_and(|(_, query)| {
+        query.split('&').any(|param| {
+            let name = param.split('=').next().unwrap_or("");
+            SECRETS.contains(&name) || DATA_PARAMETERS.contains(&name)
+        })
+    });
+    placeholder || named
+}
+
+/// Every image whose URL carries data out (the image loads, and the data leaves), with
+/// where it starts, what kind it is and the URL: a markdown image (`![alt](url)`), a
+/// reference-style one (`![alt][label]`, `![label][]`, `![label]`, reported at the
+/// `[label]: url` line that gives its URL), and an HTML `<img src=…>`.
+fn exfiltration_images(text: &str) -> Vec<(usize, &'static str, &str)> {
     let mut out = Vec::new();
+    // The labels of reference-style images.
+    let mut labels: Vec<&str> = Vec::new();
     let mut from = 0;
     while let Some(found) = text[from..].find("![") {
         let at = from + found;
         from = at + 2;
         let rest = &text[from..];
-        let Some(open) = rest.find("](") else { break };
-        let url = rest[open + 2..]
-            .split([')', ' ', '\n'])
-            .next()
-            .unwrap_or("");
-        if let Some((_, query)) = url.split_once('?') {
-            let placeholder = query.contains(['{', '}', '<', '>', '$']) || query.contains("%7b");
-            let named = query.split('&').any(|param| {
-                let name = param.split('=').next().unwrap_or("");
-                SECRETS.contains(&name)
-                    || ["data", "q", "prompt", "chat", "msg", "content", "d"].contains(&name)
-            });
-            if placeholder || named {
-                out.push((at, url));
+        let Some(close) = rest.find(']') else { break };
+        from += close + 1;
+        let alt = &rest[..close];
+        let after = &rest[close + 1..];
+        if let Some(destination) = after.strip_prefix('(') {
+            let url = destination.split([')', ' ', '\n']).next().unwrap_or("");
+            if carries_data(url) {
+                out.push((at, "markdown image", url));
             }
+        } else if let Some(reference) = after.strip_prefix('[') {
+            let label = reference.split(']').next().unwrap_or("");
+            labels.push(if label.is_empty() { alt } else { label });
+        } else {
+            labels.push(alt);
+        }
+    }
+    labels.sort_unstable();
+    labels.dedup();
+    if !labels.is_empty() {
+        let mut line_start = 0;
+        for line in text.split_inclusive('\n') {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let definition = line[indent.min(3)..]
+                .strip_prefix('[')
+                .and_then(|rest| rest.split_once("]:"));
+            if let Some((label, rest)) = definition
+                && labels.binary_search(&label).is_ok()
+            {
+                let url = rest.split_whitespace().next().unwrap_or("");
+                if carries_data(url) {
+                    out.push((line_start, "markdown image", url));
+                }
+            }
+            line_start += line.len();
+        }
+    }
+    let mut from = 0;
+    while let Some(found) = text[from..].find("<img") {
+        let at = from + found;
+        let tag = &text[at + 4..];
+        let end = tag.find('>').unwrap_or(tag.len());
+        // The next tag starts after this one ends (an `<img` inside it is an attribute).
+        from = at + 4 + end;
+        if !tag.starts_with(|c: char| c.is_whitespace() || c == '/') {
+            from = at + 4;
+            continue;
+        }
+        if let Some(url) = html_src(&tag[..end])
+            && carries_data(url)
+        {
+            out.push((at, "HTML image", url));
+        }
+    }
+    out.sort_unstable_by_key(|&(at, _, _)| at);
+    out
+}
+
+/// The value of the `src` attribute of an HTML tag's attributes: quoted with `"` or `'`,
+/// or bare up to a space.
+fn html_src(attributes: &str) -> Option<&str> {
+    let mut rest = attributes;
+    while let Some(found) = rest.find("src") {
+        let before = rest[..found].chars().next_back();
+        let after = rest[found + 3..].trim_start();
+        rest = &rest[found + 3..];
+        if before.is_some_and(|c| !c.is_whitespace()) {
+            continue;
+        }
+        let Some(value) = after.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        return Some(match value.chars().next() {
+            Some(quote @ ('"' | '\'')) => value[1..].split(quote).next().unwrap_or(""),
+            _ => value.split_whitespace().next().unwrap_or(""),
+        });
+    }
+    None
+}
+
+/// The composer's section headers (`prompt.rs`), as the words of the normalised text:
+/// `## User context (USER.md)` and `## Workspace memory (MEMORY.md)`.
+const SECTION_TITLES: [(&[&str], &str); 2] = [
+    (
+        &["user", "context", "user", "md"],
+        "## User context (USER.md)",
+    ),
+    (
+        &["workspace", "memory", "memory", "md"],
+        "## Workspace memory (MEMORY.md)",
+    ),
+];
+
+/// Every line that would read, in the prompt, as the start of one of its own sections:
+/// one whose words begin with a section's title (any case, spacing, punctuation or
+/// width, and whatever follows) and that is a heading (`#` at any level, after any
+/// indentation, quote or list marker), is underlined as one (setext `===` or `---`), or
+/// is the title alone (`**User context (USER.md)**`). A list item or a sentence that
+/// names a section is not a header.
+fn section_headings(text: &str) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    let lines: Vec<(usize, &str)> = text
+        .split('\n')
+        .scan(0, |start, line| {
+            let at = *start;
+            *start += line.len() + 1;
+            Some((at, line))
+        })
+        .collect();
+    for (index, &(at, line)) in lines.iter().enumerate() {
+        if !line.contains("context") && !line.contains("memory") {
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let Some((title, header)) = SECTION_TITLES
+            .iter()
+            .find(|(title, _)| words.starts_with(title))
+        else {
+            continue;
+        };
+        let mut rest = line.trim_start_matches([' ', '\t', '>']);
+        let listed = ["- ", "* ", "+ "].iter().any(|m| rest.starts_with(m))
+            || rest
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if listed {
+            rest = rest
+                .split_once(' ')
+                .map_or("", |(_, item)| item)
+                .trim_start();
+        }
+        let atx = rest.starts_with('#');
+        let underlined = !listed
+            && lines.get(index + 1).is_some_and(|(_, next)| {
+                let next = next.trim();
+                !next.is_empty()
+                    && (next.bytes().all(|b| b == b'=') || next.bytes().all(|b| b == b'-'))
+            });
+        let alone = !listed && words.len() == title.len();
+        if atx || underlined || alone {
+            out.push((at, *header));
         }
     }
     out
