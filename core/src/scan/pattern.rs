@@ -381,6 +381,28 @@ pub(super) fn negated<'t>(negations: Set, tokens: &'t [Token], start: usize) -> 
     false
 }
 
+/// Verbs that, a few words before "to", make what follows the purpose of a tool: "use
+/// `metis-memory prompt` to print the system prompt", "run `make prompt` to show the
+/// system prompt".
+const TOOL_USE: Set = &[
+    "use", "using", "run", "running", "call", "invoke", "execute", "type",
+];
+/// How many words before "to" the verb may be (`metis`, `memory`, `prompt`, `--json`).
+const TOOL_REACH: usize = 6;
+
+/// Whether the match at `tokens[start]` is the purpose of a tool: "to" just before it,
+/// and a verb of using one at most six words before that. "Remember to print the system
+/// prompt" is not.
+pub(super) fn purpose_of_a_tool(tokens: &[Token], start: usize) -> bool {
+    let Some(to) = start.checked_sub(1) else {
+        return false;
+    };
+    tokens[to].text == "to"
+        && tokens[to.saturating_sub(TOOL_REACH)..to]
+            .iter()
+            .any(|token| in_set(TOOL_USE, &token.text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
