@@ -46,6 +46,11 @@ pub enum StoreError {
         /// The file's bytes now: the tool layer may show them to the model.
         current: Vec<u8>,
     },
+    /// The file is larger than the store reads (`MemoryFile::read_limit`).
+    TooLarge {
+        file: MemoryFile,
+        size: u64,
+    },
     /// Prompt composition with the `refuse` audit policy found something in `file`.
     Flagged {
         file: MemoryFile,
@@ -105,6 +110,12 @@ impl fmt::Display for StoreError {
                 f,
                 "the expected hash {:?} is not a SHA-256 (64 hex digits), so it matches no version of {file}; nothing was written",
                 crate::text::cut(expected_hash, 80)
+            ),
+            StoreError::TooLarge { file, size } => write!(
+                f,
+                "{file} is {size} bytes, more than the {} the store reads (4 times its hard cap {}): the store did not write it; look at it, then shorten or remove it by hand",
+                file.read_limit(),
+                file.hard_cap()
             ),
             StoreError::Flagged { file, findings } => {
                 write!(

@@ -43,6 +43,13 @@ impl MemoryFile {
             MemoryFile::User => 3072,
         }
     }
+
+    /// The most bytes of the file the store reads: four times its hard cap. A file over
+    /// its hard cap (written by hand) is still read, so an edit can shrink it; one over
+    /// this was not made by the store and is `too-large` for everything that reads it.
+    pub const fn read_limit(self) -> u64 {
+        4 * self.hard_cap()
+    }
 }
 
 impl fmt::Display for MemoryFile {

@@ -115,6 +115,10 @@ fn properties(tool: &str) -> Option<&'static [&'static str]> {
     }
 }
 
+/// How many unexpected properties a validation message names, so that an input with
+/// thousands of keys cannot make a message larger than a model's context.
+const UNEXPECTED_SHOWN: usize = 5;
+
 /// Checks `input` (the tool call's JSON) against the tool's schema and returns the call,
 /// or a message for the model naming every property that is wrong and how.
 pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
@@ -164,14 +168,23 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
             }
         }
     }
-    for (key, _) in &given {
-        if !expected.contains(&key.as_str()) {
-            problems.push(format!(
-                "{} is not allowed ({name} takes {})",
-                quoted(key),
-                expected.join(", ")
-            ));
-        }
+    let unexpected: Vec<&str> = given
+        .iter()
+        .map(|(key, _)| key.as_str())
+        .filter(|key| !expected.contains(key))
+        .collect();
+    for key in unexpected.iter().take(UNEXPECTED_SHOWN) {
+        problems.push(format!(
+            "{} is not allowed ({name} takes {})",
+            quoted(key),
+            expected.join(", ")
+        ));
+    }
+    if unexpected.len() > UNEXPECTED_SHOWN {
+        problems.push(format!(
+            "and {} more properties are not allowed",
+            unexpected.len() - UNEXPECTED_SHOWN
+        ));
     }
     if !problems.is_empty() {
         return Err(invalid(problems.join("; ")));
@@ -407,6 +420,14 @@ mod tests {
             ),
             r#"invalid input for memory_add: "extra" is not allowed (memory_add takes file, entry)"#
         );
+        // Thousands of unexpected keys name five of them, then a count.
+        let many: String = (0..5000).map(|i| format!(r#","k{i}":0"#)).collect();
+        let message = err(
+            "memory_add",
+            &format!(r#"{{"file":"USER.md","entry":"x"{many}}}"#),
+        );
+        assert!(message.ends_with(r#""k4" is not allowed (memory_add takes file, entry); and 4995 more properties are not allowed"#), "{message}");
+        assert!(message.len() < 400, "{message}");
         assert_eq!(
             err("memory_replace", r#"{"file":"NOTES.md","old":1}"#),
             r#"invalid input for memory_replace: "file" must be one of "MEMORY.md", "USER.md", got "NOTES.md"; "old" must be a string, got number; "new" is required"#

@@ -16,7 +16,7 @@ mod conformance_format;
 
 use std::fs;
 use std::io::{ErrorKind, Write as _};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,11 +42,18 @@ struct Shell {
 }
 
 impl Shell {
-    /// The file's bytes; empty when missing. Links are not followed.
+    /// The file's bytes; empty when missing. Links are not followed, a file with another
+    /// hard link is refused, and nothing over the read limit is read.
     fn read(&self, file: MemoryFile) -> Result<Vec<u8>, StoreError> {
         let path = self.metis.join(file.file_name());
         match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_file() => {
+            Ok(meta) if meta.file_type().is_file() && meta.nlink() <= 1 => {
+                if meta.len() > file.read_limit() {
+                    return Err(StoreError::TooLarge {
+                        file,
+                        size: meta.len(),
+                    });
+                }
                 fs::read(&path).map_err(|e| io_error(file, "read", &e))
             }
             Ok(_) => Err(StoreError::NotARegularFile { file }),
@@ -57,7 +64,7 @@ impl Shell {
 
     fn stat(&self, file: MemoryFile) -> Result<Option<u64>, StoreError> {
         match fs::symlink_metadata(self.metis.join(file.file_name())) {
-            Ok(meta) if meta.file_type().is_file() => Ok(Some(meta.len())),
+            Ok(meta) if meta.file_type().is_file() && meta.nlink() <= 1 => Ok(Some(meta.len())),
             Ok(_) => Err(StoreError::NotARegularFile { file }),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_error(file, "stat", &e)),
@@ -174,6 +181,7 @@ fn error_kind(error: &StoreError) -> &'static str {
         StoreError::Io { .. } => "io",
         StoreError::Changed { .. } => "changed",
         StoreError::Flagged { .. } => "flagged",
+        StoreError::TooLarge { .. } => "too-large",
     }
 }
 
@@ -205,6 +213,11 @@ fn error_json(error: &StoreError) -> Value {
             value["expected_hash"] = expected_hash.as_str().into();
             value["current_hash"] = current_hash.as_str().into();
             value["current_content"] = metis_memory_core::changed_content(*file, current).into();
+        }
+        StoreError::TooLarge { file, size } => {
+            value["file"] = file.file_name().into();
+            value["size_bytes"] = (*size).into();
+            value["limit_bytes"] = file.read_limit().into();
         }
         StoreError::Flagged { file, findings } => {
             value["file"] = file.file_name().into();

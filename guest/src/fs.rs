@@ -35,22 +35,34 @@ impl MetisDir {
     }
 
     /// The file's status, or `None` when it does not exist. Anything but a regular file
-    /// (a symlink included, since links are not followed) is an error.
+    /// (a symlink included, since links are not followed) is an error, and so is a file
+    /// with another hard link: that name may be outside `.metis/` (the store's own
+    /// writes always leave one link, since they rename a new file into place).
     pub fn stat(&self, file: MemoryFile) -> Result<Option<DescriptorStat>, StoreError> {
         let Some(dir) = &self.0 else { return Ok(None) };
         match dir.stat_at(PathFlags::empty(), file.file_name()) {
-            Ok(stat) if stat.type_ == DescriptorType::RegularFile => Ok(Some(stat)),
+            Ok(stat) if stat.type_ == DescriptorType::RegularFile && stat.link_count <= 1 => {
+                Ok(Some(stat))
+            }
             Ok(_) => Err(StoreError::NotARegularFile { file }),
             Err(ErrorCode::NoEntry) => Ok(None),
             Err(code) => Err(io_error(file, "stat", code)),
         }
     }
 
-    /// The file's exact bytes; empty when it does not exist.
+    /// The file's exact bytes; empty when it does not exist. Never more than the file's
+    /// read limit: a larger file is `too-large`, whether the stat or the read finds it.
     pub fn read(&self, file: MemoryFile) -> Result<Vec<u8>, StoreError> {
-        let (Some(dir), Some(_)) = (&self.0, self.stat(file)?) else {
+        let (Some(dir), Some(stat)) = (&self.0, self.stat(file)?) else {
             return Ok(Vec::new());
         };
+        let limit = file.read_limit();
+        if stat.size > limit {
+            return Err(StoreError::TooLarge {
+                file,
+                size: stat.size,
+            });
+        }
         let fd = dir
             .open_at(
                 PathFlags::empty(),
@@ -68,10 +80,18 @@ impl MetisDir {
         }
         let mut bytes = Vec::new();
         loop {
+            // One byte past the limit is enough to know the file grew beyond it.
+            let want = READ_CHUNK.min(limit + 1 - bytes.len() as u64);
             let (chunk, end) = fd
-                .read(READ_CHUNK, bytes.len() as u64)
+                .read(want, bytes.len() as u64)
                 .map_err(|code| io_error(file, "read", code))?;
             bytes.extend_from_slice(&chunk);
+            if bytes.len() as u64 > limit {
+                return Err(StoreError::TooLarge {
+                    file,
+                    size: bytes.len() as u64,
+                });
+            }
             if end || chunk.is_empty() {
                 return Ok(bytes);
             }

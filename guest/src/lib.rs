@@ -24,7 +24,7 @@ wit_bindgen::generate!({
 use exports::metis::memory::store::{AuditPolicy, ComposedPrompt, Guest, PromptSource};
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    StoreError, WriteResult,
+    StoreError, TooLargeInfo, WriteResult,
 };
 
 struct Component;
@@ -249,6 +249,11 @@ impl From<core::StoreError> for StoreError {
                 current_hash,
                 current_content: core::changed_content(file, &current),
             }),
+            E::TooLarge { file, size } => StoreError::TooLarge(TooLargeInfo {
+                file: file.into(),
+                size_bytes: size,
+                limit_bytes: file.read_limit(),
+            }),
             E::Flagged { file, findings: f } => StoreError::Flagged(FlaggedInfo {
                 file: file.into(),
                 findings: findings(f),
@@ -282,6 +287,10 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
             expected_hash: info.expected_hash,
             current_hash: info.current_hash,
             current: info.current_content.into_bytes(),
+        },
+        StoreError::TooLarge(info) => E::TooLarge {
+            file: info.file.into(),
+            size: info.size_bytes,
         },
         StoreError::Flagged(info) => E::Flagged {
             file: info.file.into(),

@@ -46,6 +46,14 @@ impl<'a> WriteLock<'a> {
             if let Some(lock) = Self::try_take(dir, file, &name, token)? {
                 return Ok(lock);
             }
+            if let Some(what) = not_a_lock(dir, &name) {
+                return Err(StoreError::Io {
+                    file,
+                    message: alloc::format!(
+                        ".metis/{name} is {what}, not a lock file a writer made, so no write can take the lock; nothing was written: remove it"
+                    ),
+                });
+            }
             break_if_stale(dir, file, token, &mut watches);
             if monotonic_clock::now() >= deadline {
                 return Err(StoreError::Busy { file });
@@ -240,6 +248,21 @@ fn remove_if_owned(dir: &Descriptor, file: MemoryFile, name: &str, owner: Option
         }
     }
     let _ = dir.unlink_file_at(&aside);
+}
+
+/// What stands at the lock's name if it is not a regular file: no writer creates one (a
+/// directory, a link or a special file was planted), so waiting for it to go is futile.
+fn not_a_lock(dir: &Descriptor, name: &str) -> Option<&'static str> {
+    let stat = dir.stat_at(PathFlags::empty(), name).ok()?;
+    match stat.type_ {
+        DescriptorType::RegularFile => None,
+        DescriptorType::Directory => Some("a directory"),
+        DescriptorType::SymbolicLink => Some("a symbolic link"),
+        DescriptorType::Fifo => Some("a FIFO"),
+        DescriptorType::Socket => Some("a socket"),
+        DescriptorType::BlockDevice | DescriptorType::CharacterDevice => Some("a device"),
+        _ => Some("a special file"),
+    }
 }
 
 /// Whether the file `name` has outlived `lease_nanos` by its date (see `lease_expired`).

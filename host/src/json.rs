@@ -45,6 +45,11 @@ pub fn error_json(error: &Error) -> Value {
                     value["current_hash"] = info.current_hash.as_str().into();
                     value["current_content"] = info.current_content.as_str().into();
                 }
+                StoreError::TooLarge(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["size_bytes"] = info.size_bytes.into();
+                    value["limit_bytes"] = info.limit_bytes.into();
+                }
                 StoreError::Flagged(info) => {
                     value["file"] = info.file.file_name().into();
                     value["findings"] = info.findings.iter().map(audit_finding_json).collect();

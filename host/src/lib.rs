@@ -38,7 +38,7 @@ pub use bindings::exports::metis::memory::tools::{
 };
 pub use bindings::metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    StoreError, WriteResult,
+    StoreError, TooLargeInfo, WriteResult,
 };
 pub use error::Error;
 pub use runtime::{COMPONENT_WASM, Limits};
@@ -60,6 +60,7 @@ impl StoreError {
             StoreError::Io(_) => "io",
             StoreError::Changed(_) => "changed",
             StoreError::Flagged(_) => "flagged",
+            StoreError::TooLarge(_) => "too-large",
         }
     }
 }

@@ -69,18 +69,20 @@ fn a_missing_workspace_is_not_created_by_a_write() {
 }
 
 // CONTRACT §8.1: the new bytes go to a new file renamed over the old one, so the old
-// inode (seen here through a hard link) keeps the old bytes intact; the reference's
-// truncate-then-write would change them in place.
+// inode (seen here through a descriptor opened before the write) keeps the old bytes
+// intact; the reference's truncate-then-write would change them in place. (A hard link
+// would show the same, but the store refuses a file with a second link.)
 #[test]
 fn writes_replace_the_file_atomically_by_rename() {
     let t = TestWorkspace::new();
     t.ws.add_entry(M, "old").unwrap();
-    let link = t.root().join("old-inode");
-    fs::hard_link(t.path(M), &link).unwrap();
+    let mut old = fs::File::open(t.path(M)).unwrap();
     let old_inode = fs::metadata(t.path(M)).unwrap().ino();
 
     let r = t.ws.add_entry(M, "new").unwrap();
-    assert_eq!(fs::read(&link).unwrap(), b"old\n");
+    let mut kept = String::new();
+    std::io::Read::read_to_string(&mut old, &mut kept).unwrap();
+    assert_eq!(kept, "old\n");
     assert_ne!(fs::metadata(t.path(M)).unwrap().ino(), old_inode);
     assert_eq!(r.after_hash, sha256_hex(&t.bytes(M).unwrap()));
     assert_eq!(
