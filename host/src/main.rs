@@ -30,6 +30,11 @@ struct Args {
     #[arg(long, global = true)]
     json: bool,
 
+    /// Use the workspace's .metis even if it is a symbolic link (refused by default: a
+    /// cloned repository could point it at another project's memory)
+    #[arg(long, global = true)]
+    allow_metis_link: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -169,7 +174,10 @@ fn parse_audit_policy(name: &str) -> Result<AuditPolicy, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let workspace = Workspace::open(args.workspace.unwrap_or_else(|| PathBuf::from(".")));
+    let mut workspace = Workspace::open(args.workspace.unwrap_or_else(|| PathBuf::from(".")));
+    if args.allow_metis_link {
+        workspace = workspace.follow_metis_link();
+    }
     let out = Output { json: args.json };
     match run(&workspace, args.command, &out) {
         Ok(()) => ExitCode::SUCCESS,

@@ -20,6 +20,7 @@ pub struct Workspace {
     root: PathBuf,
     limits: Limits,
     read_only: bool,
+    follow_metis_link: bool,
     #[cfg(feature = "fault-injection")]
     fault_hook: Option<crate::faults::FaultHook>,
 }
@@ -38,6 +39,7 @@ impl Workspace {
             root: root.into(),
             limits: Limits::default(),
             read_only: false,
+            follow_metis_link: false,
             #[cfg(feature = "fault-injection")]
             fault_hook: None,
         }
@@ -63,6 +65,26 @@ impl Workspace {
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
         self
+    }
+
+    /// The same workspace, using `.metis` even when it is a symbolic link, for people who
+    /// keep memory elsewhere on purpose. By default such a `.metis` is refused
+    /// ([`Error::Workspace`]): a cloned repository could otherwise point it at another
+    /// project's memory, or anywhere, and have the store read and write there.
+    pub fn follow_metis_link(mut self) -> Self {
+        self.follow_metis_link = true;
+        self
+    }
+
+    /// Where `.metis` leads when it is a symbolic link (`None` when it is not one, or is
+    /// missing): what `status` shows.
+    pub fn metis_link_target(&self) -> Option<PathBuf> {
+        let dir = self.metis_dir();
+        let meta = fs::symlink_metadata(&dir).ok()?;
+        if !meta.file_type().is_symlink() {
+            return None;
+        }
+        Some(fs::canonicalize(&dir).unwrap_or_else(|_| fs::read_link(&dir).unwrap_or_default()))
     }
 
     /// The workspace directory.
@@ -310,9 +332,19 @@ impl Workspace {
         }
     }
 
-    /// Whether `.metis/` exists; an error if something other than a directory is there.
+    /// Whether `.metis/` exists; an error if something other than a directory is there,
+    /// or a symbolic link that this workspace was not told to follow.
     fn existing_metis_dir(&self) -> Result<bool, Error> {
         let dir = self.metis_dir();
+        let is_link = fs::symlink_metadata(&dir).is_ok_and(|meta| meta.file_type().is_symlink());
+        if is_link && !self.follow_metis_link {
+            let target = fs::read_link(&dir).unwrap_or_default();
+            return Err(Error::Workspace(format!(
+                "{} is a symbolic link to {}: memory would be read and written outside this workspace, so it is refused (if you keep memory there on purpose, pass --allow-metis-link, or use Workspace::follow_metis_link)",
+                dir.display(),
+                target.display()
+            )));
+        }
         match fs::metadata(&dir) {
             Ok(meta) if meta.is_dir() => Ok(true),
             Ok(_) => Err(Error::Workspace(format!(

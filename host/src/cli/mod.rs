@@ -162,14 +162,23 @@ impl Output {
             .into_iter()
             .map(|file| FileStatus::of(ws, file))
             .collect::<Result<Vec<_>, _>>()?;
+        let link = ws.metis_link_target();
         if self.json {
             self.print_json(json!({
                 "workspace": ws.root().display().to_string(),
+                "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
             }));
             return Ok(());
         }
-        say!("memory in {}\n", ws.metis_dir().display());
+        match link {
+            Some(target) => say!(
+                "memory in {} -> {} (a symbolic link, followed because of --allow-metis-link)\n",
+                ws.metis_dir().display(),
+                target.display()
+            ),
+            None => say!("memory in {}\n", ws.metis_dir().display()),
+        }
         for row in &rows {
             say!("{}\n", row.line());
         }
