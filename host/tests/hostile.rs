@@ -356,10 +356,95 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
         r#"{"kind": "tool-error", "message": "unknown tool \"memory_delete_everything\"; the memory tools are memory_add, memory_replace, memory_consolidate"}"#,
     ),
     (
-        "a file far over the hard cap on disk",
+        "a file far over the hard cap on disk, add",
         |e| put(e, "MEMORY.md", big(10 * MB).as_bytes()),
         |e| ok(e.ws().add_entry(M, "x")),
-        r#"{"kind": "hard-cap-exceeded", "file": "MEMORY.md", "attempted_bytes": 10485763, "cap_bytes": 4096, "message": "MEMORY.md write rejected: 10485763 bytes exceeds hard cap 4096; consolidate before adding more"}"#,
+        r#"{"kind": "too-large", "file": "MEMORY.md", "size_bytes": 10485760, "limit_bytes": 16384, "message": "MEMORY.md is 10485760 bytes, more than the 16384 the store reads (4 times its hard cap 4096): the store did not write it; look at it, then shorten or remove it by hand"}"#,
+    ),
+    (
+        "a file far over the hard cap on disk, the prompt",
+        |e| put(e, "USER.md", big(30 * MB).as_bytes()),
+        |e| ok(e.ws().assemble_system_prompt("base")),
+        r#"{"kind": "too-large", "file": "USER.md", "size_bytes": 31457280, "limit_bytes": 12288}"#,
+    ),
+    (
+        "a file one byte over the read limit, read",
+        |e| put(e, "MEMORY.md", big(16385).as_bytes()),
+        |e| ok(e.ws().read(M)),
+        r#"{"kind": "too-large", "file": "MEMORY.md", "size_bytes": 16385, "limit_bytes": 16384}"#,
+    ),
+    (
+        "a file over the read limit, consolidate (it must be looked at by a person)",
+        |e| put(e, "MEMORY.md", big(MB).as_bytes()),
+        |e| ok(e.ws().consolidate(M, "small\n")),
+        r#"{"kind": "too-large", "file": "MEMORY.md", "size_bytes": 1048576}"#,
+    ),
+    (
+        "a file over the read limit, audit",
+        |e| put(e, "MEMORY.md", big(MB).as_bytes()),
+        |e| ok(e.ws().audit(M)),
+        r#"{"kind": "too-large", "file": "MEMORY.md", "size_bytes": 1048576}"#,
+    ),
+    (
+        "a hard link to a file outside .metis",
+        |e| fs::hard_link(e.secret(), e.metis("MEMORY.md")).unwrap(),
+        |e| ok(e.ws().assemble_system_prompt("base")),
+        r#"{"kind": "not-a-regular-file", "file": "MEMORY.md"}"#,
+    ),
+    (
+        "a hard link to a file outside .metis, consolidate",
+        |e| fs::hard_link(e.secret(), e.metis("USER.md")).unwrap(),
+        |e| ok(e.ws().consolidate(U, "mine\n")),
+        r#"{"kind": "not-a-regular-file", "file": "USER.md"}"#,
+    ),
+    (
+        ".metis is a symbolic link to another project's memory",
+        |e| symlink(e.outside.path().join("other-project"), e.t.metis()).unwrap(),
+        |e| ok(e.ws().read(U)),
+        r#"{"kind": "workspace", "message_ends_with": "memory would be read and written outside this workspace, so it is refused (if you keep memory there on purpose, pass --allow-metis-link, or use Workspace::follow_metis_link)"}"#,
+    ),
+    (
+        ".metis is a symbolic link, a tool write",
+        |e| symlink(e.outside.path(), e.t.metis()).unwrap(),
+        |e| tool(e, "memory_add", r#"{"file": "MEMORY.md", "entry": "x"}"#),
+        r#"{"kind": "workspace"}"#,
+    ),
+    (
+        ".metis is a dangling symbolic link, a write",
+        |e| symlink(e.outside.path().join("nowhere"), e.t.metis()).unwrap(),
+        |e| ok(e.ws().add_entry(M, "x")),
+        r#"{"kind": "workspace"}"#,
+    ),
+    (
+        "a directory at the lock's name",
+        |e| fs::create_dir(e.metis(".MEMORY.md.lock")).unwrap(),
+        |e| ok(e.ws().add_entry(M, "x")),
+        r#"{"kind": "io", "message": "MEMORY.md: I/O error: .metis/.MEMORY.md.lock is a directory, not a lock file a writer made, so no write can take the lock; nothing was written: remove it"}"#,
+    ),
+    (
+        "a link to /dev/zero at the lock's name",
+        |e| symlink("/dev/zero", e.metis(".USER.md.lock")).unwrap(),
+        |e| ok(e.ws().consolidate(U, "x")),
+        r#"{"kind": "io", "message_starts_with": "USER.md: I/O error: .metis/.USER.md.lock is a symbolic link, not a lock file"}"#,
+    ),
+    (
+        "a FIFO at the lock's name",
+        |e| mkfifo(&e.metis(".MEMORY.md.lock")),
+        |e| tool(e, "memory_add", r#"{"file": "MEMORY.md", "entry": "x"}"#),
+        r#"{"kind": "tool-error", "message_starts_with": "MEMORY.md: I/O error: .metis/.MEMORY.md.lock is a special file, not a lock file"}"#,
+    ),
+    (
+        "thousands of unexpected properties",
+        |_| {},
+        |e| {
+            let keys: String = (0..150_000).map(|i| format!(r#","k{i}":0"#)).collect();
+            tool(
+                e,
+                "memory_add",
+                &format!(r#"{{"file":"USER.md","entry":"x"{keys}}}"#),
+            )
+        },
+        r#"{"kind": "tool-error", "message": "invalid input for memory_add: \"k0\" is not allowed (memory_add takes file, entry); \"k1\" is not allowed (memory_add takes file, entry); \"k2\" is not allowed (memory_add takes file, entry); \"k3\" is not allowed (memory_add takes file, entry); \"k4\" is not allowed (memory_add takes file, entry); and 149995 more properties are not allowed"}"#,
     ),
     (
         "a file over the cap, replace that shrinks it too little",

@@ -295,6 +295,7 @@ fn each_hostile_text_under_each_policy() {
     let t = TestWorkspace::new();
     let mut refused = 0;
     let mut written = 0;
+    let mut by_the_other_part = 0;
     for (id, text) in &CORPUS.hostile {
         for policy in [ScanPolicy::default(), INJECTION_ONLY, CHARACTERS_ONLY] {
             t.put(MemoryFile::User, "kept\n");
@@ -317,19 +318,33 @@ fn each_hostile_text_under_each_policy() {
                     other => panic!("{context}: {other:?}"),
                 }
             } else {
-                let success = outcome.unwrap_or_else(|e| panic!("{context}: {e}"));
-                assert_eq!(
-                    t.bytes(MemoryFile::User).unwrap(),
-                    text.as_bytes(),
-                    "{context}"
-                );
-                assert_eq!(success.result.after_size_bytes, text.len() as u64);
-                written += 1;
+                match outcome {
+                    Ok(success) => {
+                        assert_eq!(
+                            t.bytes(MemoryFile::User).unwrap(),
+                            text.as_bytes(),
+                            "{context}"
+                        );
+                        assert_eq!(success.result.after_size_bytes, text.len() as u64);
+                        written += 1;
+                    }
+                    // Hidden characters inside a phrase are dropped before the patterns
+                    // match, so a text whose own rule is off may still be refused by a
+                    // rule the policy runs (never by one it does not).
+                    Err(Error::Tool(error)) => {
+                        let rule = scan_rule(&error.message, MemoryFile::User)
+                            .unwrap_or_else(|| panic!("{context}: {}", error.message));
+                        assert!(runs_rule(policy, &rule), "{context}: {}", error.message);
+                        assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"kept\n", "{context}");
+                        by_the_other_part += 1;
+                    }
+                    Err(other) => panic!("{context}: {other}"),
+                }
             }
         }
     }
     eprintln!(
-        "hostile texts under each policy: {} cases, {refused} refused naming their rule, {written} written by the policy that does not look for them",
+        "hostile texts under each policy: {} cases, {refused} refused naming their rule, {written} written by the policy that does not look for them, {by_the_other_part} refused by the part it runs",
         CORPUS.hostile.len()
     );
 }

@@ -48,10 +48,12 @@ pub(crate) static CORPUS: LazyLock<Corpus> = LazyLock::new(|| {
 
 /// The rules of the scan's invisible-characters part (README "Memory poisoning"); every
 /// other rule belongs to its injection-patterns part.
-const CHARACTER_RULES: [&str; 5] = [
+const CHARACTER_RULES: [&str; 7] = [
     "control-character",
     "hidden-format-character",
     "hidden-tag-character",
+    "hidden-variation-selector",
+    "hidden-ignorable-character",
     "private-use-character",
     "unassigned-character",
 ];

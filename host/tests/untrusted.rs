@@ -1,0 +1,112 @@
+//! Untrusted workspaces (issue 10): a cloned repository's `.metis` cannot take the store
+//! elsewhere, jam it, or make it read without bound. The catalogue in hostile.rs checks
+//! each planted entry's typed error; these check what a catalogue cannot: how many
+//! attempts a write makes, and what the CLI shows.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::process::{Command, Output};
+
+use common::{TestWorkspace, recorder};
+use metis_memory::{Error, MemoryFile};
+
+const M: MemoryFile = MemoryFile::Memory;
+const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
+
+fn cli(t: &TestWorkspace, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("--workspace")
+        .arg(t.root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A planted directory at the lock's name is answered at the first attempt: no waiting
+/// out the lock's 5 s for something no writer will ever remove.
+#[test]
+fn a_planted_lock_directory_is_answered_at_once() {
+    let t = TestWorkspace::new();
+    fs::create_dir_all(t.metis().join(".MEMORY.md.lock")).unwrap();
+    let (hook, calls) = recorder();
+    let ws = t.ws.clone().with_fault_hook(hook);
+    let error = ws.add_entry(M, "x").unwrap_err();
+    assert!(
+        error.to_string().contains(".MEMORY.md.lock is a directory"),
+        "{error}"
+    );
+    let attempts = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.function == "link-at" && c.to.as_deref() == Some(".MEMORY.md.lock"))
+        .count();
+    assert_eq!(attempts, 1, "the lock was tried more than once");
+    assert!(t.metis().join(".MEMORY.md.lock").is_dir());
+}
+
+#[test]
+fn a_metis_link_is_refused_unless_allowed_and_status_shows_where_it_leads() {
+    let t = TestWorkspace::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    fs::write(
+        elsewhere.path().join("USER.md"),
+        "- another project's user\n",
+    )
+    .unwrap();
+    symlink(elsewhere.path(), t.metis()).unwrap();
+
+    let out = cli(&t, &["read", "USER.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).is_empty());
+    assert!(
+        text(&out.stderr).contains("is a symbolic link to"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cli(&t, &["add", "MEMORY.md", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!elsewhere.path().join("MEMORY.md").exists());
+    assert!(matches!(t.ws.read(M), Err(Error::Workspace(_))));
+
+    // Allowed on purpose: it works, and status says where memory really is.
+    let out = cli(&t, &["--allow-metis-link", "read", "USER.md"]);
+    assert_eq!(text(&out.stdout), "- another project's user\n");
+    let out = cli(&t, &["--allow-metis-link", "status"]);
+    let real = fs::canonicalize(elsewhere.path()).unwrap();
+    let first = text(&out.stdout).lines().next().unwrap().to_owned();
+    assert!(
+        first.contains(&format!("-> {}", real.display())) && first.contains("symbolic link"),
+        "{first}"
+    );
+    let out = cli(&t, &["--allow-metis-link", "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["metis_link"], real.display().to_string());
+    assert!(t.ws.clone().follow_metis_link().read(M).is_ok());
+}
+
+#[test]
+fn status_says_when_a_file_is_too_large_to_read() {
+    let t = TestWorkspace::new();
+    t.put(M, "x".repeat(20 << 20));
+    let out = cli(&t, &["status"]);
+    assert_eq!(out.status.code(), Some(0));
+    let line = text(&out.stdout)
+        .lines()
+        .find(|l| l.contains("MEMORY.md"))
+        .unwrap()
+        .to_owned();
+    assert!(
+        line.contains("20971520 B") && line.contains("more than the 16384 the store reads"),
+        "{line}"
+    );
+    let out = cli(&t, &["prompt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("MEMORY.md is 20971520 bytes"));
+}
