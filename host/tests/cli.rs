@@ -2,10 +2,9 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{EMPTY_SHA256, TestWorkspace, sha256_hex};
+use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
 use metis_memory::MemoryFile;
 use serde_json::Value;
 
@@ -18,22 +17,7 @@ fn run(t: &TestWorkspace, args: &[&str]) -> Output {
 }
 
 fn run_with_stdin(t: &TestWorkspace, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("--workspace")
-        .arg(t.root())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_cli(t, args, stdin)
 }
 
 fn stdout(out: &Output) -> String {

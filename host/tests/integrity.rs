@@ -3,33 +3,16 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::{EMPTY_SHA256, TestWorkspace, sha256_hex};
+use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
 use metis_memory::{AuditPolicy, Error, MemoryFile, ScanPolicy, Seen, StoreError};
 use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
-const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 
 fn cli(t: &TestWorkspace, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("--workspace")
-        .arg(t.root())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_cli(t, args, stdin)
 }
 
 fn text(bytes: &[u8]) -> String {

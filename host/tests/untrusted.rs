@@ -7,21 +7,15 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::{TestWorkspace, recorder};
+use common::{TestWorkspace, recorder, run_cli};
 use metis_memory::{Error, MemoryFile};
 
 const M: MemoryFile = MemoryFile::Memory;
-const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 
 fn cli(t: &TestWorkspace, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--workspace")
-        .arg(t.root())
-        .args(args)
-        .output()
-        .unwrap()
+    run_cli(t, args, "")
 }
 
 fn text(bytes: &[u8]) -> String {

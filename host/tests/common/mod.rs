@@ -152,3 +152,25 @@ pub fn age_leftovers(t: &TestWorkspace) -> Vec<String> {
     }
     leftovers
 }
+
+/// Runs the `metis-memory` CLI on `t`'s workspace with `args`, `stdin` as its input.
+pub fn run_cli(t: &TestWorkspace, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+        .arg("--workspace")
+        .arg(t.root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
