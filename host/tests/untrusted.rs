@@ -193,3 +193,42 @@ fn bypasses_from_the_review_are_refused_through_the_cli() {
         );
     }
 }
+
+/// The planted entries of a hostile repository through the CLI a person runs: each a
+/// clear message and exit 1 at once, nothing changed.
+#[test]
+fn planted_entries_get_a_clear_answer_through_the_cli() {
+    let t = TestWorkspace::new();
+    fs::create_dir_all(t.metis().join(".MEMORY.md.lock")).unwrap();
+    let out = cli(&t, &["add", "MEMORY.md", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(".metis/.MEMORY.md.lock is a directory, not a lock file"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("id_rsa");
+    fs::write(&secret, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    fs::hard_link(&secret, t.path(MemoryFile::User)).unwrap();
+    let out = cli(&t, &["prompt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).starts_with("USER.md is not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let keys: String = (0..100_000).map(|i| format!(r#","k{i}":0"#)).collect();
+    let input = format!(r#"{{"file":"MEMORY.md","entry":"x"{keys}}}"#);
+    let out = run_cli(&t, &["call", "memory_add", "-"], &input);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).len() < 600, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("and 99995 more properties are not allowed"));
+    assert_eq!(
+        fs::read(&secret).unwrap(),
+        b"-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    );
+}
