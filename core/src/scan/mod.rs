@@ -460,25 +460,31 @@ fn html_src(attributes: &str) -> Option<&str> {
     None
 }
 
-/// The composer's section headers (`prompt.rs`), as the words of the normalised text:
-/// `## User context (USER.md)` and `## Workspace memory (MEMORY.md)`.
-const SECTION_TITLES: [(&[&str], &str); 2] = [
+/// The composer's section headers (`prompt.rs`): the first words of their titles, the
+/// words of the file each names, and the header itself.
+const SECTION_TITLES: [(&[&str], &[&str], &str); 2] = [
     (
-        &["user", "context", "user", "md"],
+        &["user", "context"],
+        &["user", "md"],
         "## User context (USER.md)",
     ),
+    // `# Workspace memory` alone is an ordinary title for MEMORY.md itself, which that
+    // section already is; with the file named it is the composer's header.
     (
         &["workspace", "memory", "memory", "md"],
+        &["memory", "md"],
         "## Workspace memory (MEMORY.md)",
     ),
 ];
 
 /// Every line that would read, in the prompt, as the start of one of its own sections:
-/// one whose words begin with a section's title (any case, spacing, punctuation or
-/// width, and whatever follows) and that is a heading (`#` at any level, after any
-/// indentation, quote or list marker), is underlined as one (setext `===` or `---`), or
-/// is the title alone (`**User context (USER.md)**`). A list item or a sentence that
-/// names a section is not a header.
+/// one whose words begin with a section title (`User context`, `Workspace memory
+/// (MEMORY.md)`: any case, spacing, punctuation or width, and whatever follows) and that is a
+/// heading (`#` at any level, after any indentation, quote or list marker), is
+/// underlined as one (setext `===` or `---`), or is the title alone (`**User context**`);
+/// and any heading that names a memory file as `(USER.md)` or `(MEMORY.md)` does
+/// (`## User-provided context (USER.md)`). A list item or a sentence that names a section
+/// is not a header.
 fn section_headings(text: &str) -> Vec<(usize, &'static str)> {
     let mut out = Vec::new();
     let lines: Vec<(usize, &str)> = text
@@ -490,17 +496,20 @@ fn section_headings(text: &str) -> Vec<(usize, &'static str)> {
         })
         .collect();
     for (index, &(at, line)) in lines.iter().enumerate() {
-        if !line.contains("context") && !line.contains("memory") {
+        if !line.contains("context") && !line.contains("memory") && !line.contains(".md") {
             continue;
         }
         let words: Vec<&str> = line
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .collect();
-        let Some((title, header)) = SECTION_TITLES
+        let titled = SECTION_TITLES
             .iter()
-            .find(|(title, _)| words.starts_with(title))
-        else {
+            .find(|(title, _, _)| words.starts_with(title));
+        let naming = SECTION_TITLES
+            .iter()
+            .find(|(_, file, _)| words.windows(2).any(|pair| pair == *file) && line.contains('('));
+        let Some((_, _, header)) = titled.or(naming) else {
             continue;
         };
         let mut rest = line.trim_start_matches([' ', '\t', '>']);
@@ -521,7 +530,10 @@ fn section_headings(text: &str) -> Vec<(usize, &'static str)> {
                 !next.is_empty()
                     && (next.bytes().all(|b| b == b'=') || next.bytes().all(|b| b == b'-'))
             });
-        let alone = !listed && words.len() == title.len();
+        let alone = titled.is_some_and(|(title, file, _)| {
+            let rest = &words[title.len()..];
+            rest.is_empty() || rest == *file
+        }) && !listed;
         if atx || underlined || alone {
             out.push((at, *header));
         }
