@@ -75,8 +75,16 @@ impl MetisDir {
                 ErrorCode::Loop | ErrorCode::NotPermitted => StoreError::NotARegularFile { file },
                 code => io_error(file, "open", code),
             })?;
-        if fd.get_type().map_err(|c| io_error(file, "stat", c))? != DescriptorType::RegularFile {
+        // What was opened, checked again: the name may have been swapped since the stat.
+        let opened = fd.stat().map_err(|c| io_error(file, "stat", c))?;
+        if opened.type_ != DescriptorType::RegularFile || opened.link_count > 1 {
             return Err(StoreError::NotARegularFile { file });
+        }
+        if opened.size > limit {
+            return Err(StoreError::TooLarge {
+                file,
+                size: opened.size,
+            });
         }
         let mut bytes = Vec::new();
         loop {

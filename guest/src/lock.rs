@@ -46,13 +46,17 @@ impl<'a> WriteLock<'a> {
             if let Some(lock) = Self::try_take(dir, file, &name, token)? {
                 return Ok(lock);
             }
-            if let Some(what) = not_a_lock(dir, &name) {
-                return Err(StoreError::Io {
-                    file,
-                    message: alloc::format!(
-                        ".metis/{name} is {what}, not a lock file a writer made, so no write can take the lock; nothing was written: remove it"
-                    ),
-                });
+            // Neither the lock nor the break lock is ever anything but a regular file
+            // a writer made: anything else at either name would jam every write.
+            for planted in [name.as_str(), break_lock_name(file).as_str()] {
+                if let Some(what) = not_a_lock(dir, planted) {
+                    return Err(StoreError::Io {
+                        file,
+                        message: alloc::format!(
+                            ".metis/{planted} is {what}, not a lock file a writer made, so no write can take the lock; nothing was written: remove it"
+                        ),
+                    });
+                }
             }
             break_if_stale(dir, file, token, &mut watches);
             if monotonic_clock::now() >= deadline {

@@ -279,15 +279,42 @@ fn write_component(output: &std::path::Path) -> Result<(), Failure> {
     let written = if output.as_os_str() == "-" {
         std::io::stdout().write_all(metis_memory::COMPONENT_WASM)
     } else {
-        std::fs::write(output, metis_memory::COMPONENT_WASM)
+        write_new_file(output, metis_memory::COMPONENT_WASM)
     };
     written.map_err(|e| Failure::Usage(format!("cannot write {}: {e}", output.display())))
 }
 
+/// Writes `bytes` to a new file renamed into place at `path`: whatever stands there (a
+/// link a repository planted, a FIFO) is replaced, never followed or opened.
+fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// The most a command reads from stdin: what one call's memory limit can hold.
+const STDIN_LIMIT: u64 = metis_memory::Limits::DEFAULT_MEMORY_BYTES;
+
 fn read_stdin() -> Result<String, Failure> {
     let mut content = String::new();
     std::io::stdin()
+        .take(STDIN_LIMIT + 1)
         .read_to_string(&mut content)
         .map_err(|e| Failure::Usage(format!("cannot read the content from stdin: {e}")))?;
+    if content.len() as u64 > STDIN_LIMIT {
+        return Err(Failure::Usage(format!(
+            "the input on stdin is larger than {} MiB, more than one memory call can take",
+            STDIN_LIMIT >> 20
+        )));
+    }
     Ok(content)
 }

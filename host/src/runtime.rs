@@ -42,13 +42,18 @@ pub struct Limits {
     pub memory_bytes: usize,
 }
 
+impl Limits {
+    /// The default linear memory limit: 64 MiB.
+    pub const DEFAULT_MEMORY_BYTES: u64 = 64 << 20;
+}
+
 impl Default for Limits {
     /// A billion units of fuel and 64 MiB: a write at the hard cap uses well under 1% of
     /// either, yet a runaway guest stops within about a second.
     fn default() -> Self {
         Limits {
             fuel: 1_000_000_000,
-            memory_bytes: 64 << 20,
+            memory_bytes: Limits::DEFAULT_MEMORY_BYTES as usize,
         }
     }
 }

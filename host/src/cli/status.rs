@@ -27,6 +27,9 @@ struct Lock {
     age_seconds: f64,
     /// Whether its lease is over, so the next writer breaks it.
     stale: bool,
+    /// What stands at a lock's name (the lock's or the break lock's) when it is not a
+    /// regular file: planted, and every write fails until it is removed.
+    planted: Option<(String, &'static str)>,
 }
 
 impl Lock {
@@ -34,10 +37,30 @@ impl Lock {
     /// looked at, never followed or read.
     fn of(ws: &Workspace, file: MemoryFile) -> Option<Lock> {
         let file = metis_memory_core::MemoryFile::from_name(file.file_name())?;
-        let path = ws
-            .metis_dir()
-            .join(metis_memory_core::lock::lock_name(file));
-        let dated = std::fs::symlink_metadata(path).ok()?.modified().ok()?;
+        let names = [
+            metis_memory_core::lock::lock_name(file),
+            metis_memory_core::lock::break_lock_name(file),
+        ];
+        let planted = names.iter().find_map(|name| {
+            let meta = std::fs::symlink_metadata(ws.metis_dir().join(name)).ok()?;
+            let kind = meta.file_type();
+            let what = if kind.is_file() {
+                return None;
+            } else if kind.is_dir() {
+                "a directory"
+            } else if kind.is_symlink() {
+                "a symbolic link"
+            } else {
+                "a special file"
+            };
+            Some((name.clone(), what))
+        });
+        let path = ws.metis_dir().join(&names[0]);
+        let dated = match std::fs::symlink_metadata(path).and_then(|meta| meta.modified()) {
+            Ok(dated) => dated,
+            Err(_) if planted.is_some() => SystemTime::now(),
+            Err(_) => return None,
+        };
         let nanos = |t: SystemTime| {
             t.duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
@@ -50,10 +73,16 @@ impl Lock {
                 now,
                 metis_memory_core::lock::LEASE_NANOS,
             ),
+            planted,
         })
     }
 
     fn describe(&self) -> String {
+        if let Some((name, what)) = &self.planted {
+            return format!(
+                "{what} at .metis/{name}, not a lock a writer made: every write fails until it is removed"
+            );
+        }
         let when = if self.age_seconds < 0.0 {
             format!("lock dated {:.1} s in the future", -self.age_seconds)
         } else {
@@ -157,7 +186,13 @@ impl FileStatus {
         value["audit_findings"] = self.findings.into();
         value["lock"] = self.lock.as_ref().map_or(
             Value::Null,
-            |lock| json!({ "age_seconds": lock.age_seconds, "stale": lock.stale }),
+            |lock| {
+                json!({
+                    "age_seconds": lock.age_seconds,
+                    "stale": lock.stale,
+                    "planted": lock.planted.as_ref().map(|(name, what)| json!({ "name": name, "kind": what })),
+                })
+            },
         );
         value
     }
