@@ -76,3 +76,24 @@ pub enum AuditPolicy {
     /// Compose nothing: `StoreError::Flagged` for the first file with findings.
     Refuse,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn details_are_cut_short_and_escape_what_a_terminal_would_obey() {
+        assert_eq!(
+            cut_short("a\u{1b}[31mb\u{202e}c\u{200b}".to_string()),
+            "a\\u{1b}[31mb\\u{202e}c\\u{200b}"
+        );
+        assert_eq!(cut_short("plain é".to_string()), "plain é");
+        let long = "x".repeat(DETAIL_CHARS + 5);
+        assert_eq!(cut_short(long), "x".repeat(DETAIL_CHARS) + "…");
+        assert_eq!(
+            cut_short("y".repeat(DETAIL_CHARS)),
+            "y".repeat(DETAIL_CHARS)
+        );
+    }
+}

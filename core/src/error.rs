@@ -155,6 +155,34 @@ mod tests {
     use std::prelude::rust_2024::*;
 
     #[test]
+    fn a_flagged_file_lists_three_findings_then_a_count() {
+        let finding = |line| AuditFinding {
+            line,
+            rule: "injection-ignore-instructions".into(),
+            detail: "matched \"ignore previous instructions\"".into(),
+        };
+        let flagged = |n: u32| {
+            StoreError::Flagged {
+                file: MemoryFile::User,
+                findings: (1..=n).map(finding).collect(),
+            }
+            .to_string()
+        };
+        assert!(flagged(3).contains("line 3 ["), "{}", flagged(3));
+        assert!(!flagged(3).contains("more"), "{}", flagged(3));
+        assert!(flagged(4).contains("; and 1 more (see"), "{}", flagged(4));
+        assert!(!flagged(4).contains("line 4 ["), "{}", flagged(4));
+    }
+
+    #[test]
+    fn only_64_hex_digits_are_a_sha256() {
+        assert!(is_sha256_hex(&"aB".repeat(32)));
+        assert!(!is_sha256_hex(&"a".repeat(63)));
+        assert!(!is_sha256_hex(&"g".repeat(64)));
+        assert!(!is_sha256_hex(&"a".repeat(65)));
+    }
+
+    #[test]
     fn contract_texts() {
         let m = MemoryFile::Memory;
         let u = MemoryFile::User;

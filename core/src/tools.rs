@@ -428,6 +428,16 @@ mod tests {
         );
         assert!(message.ends_with(r#""k4" is not allowed (memory_add takes file, entry); and 4995 more properties are not allowed"#), "{message}");
         assert!(message.len() < 400, "{message}");
+        // Exactly five are all named, with no count after them.
+        let five: String = (0..5).map(|i| format!(r#","k{i}":0"#)).collect();
+        let message = err(
+            "memory_add",
+            &format!(r#"{{"file":"USER.md","entry":"x"{five}}}"#),
+        );
+        assert!(
+            message.ends_with(r#""k4" is not allowed (memory_add takes file, entry)"#),
+            "{message}"
+        );
         assert_eq!(
             err("memory_replace", r#"{"file":"NOTES.md","old":1}"#),
             r#"invalid input for memory_replace: "file" must be one of "MEMORY.md", "USER.md", got "NOTES.md"; "old" must be a string, got number; "new" is required"#

@@ -428,6 +428,22 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
         r#"{"kind": "io", "message_starts_with": "USER.md: I/O error: .metis/.USER.md.lock is a symbolic link, not a lock file"}"#,
     ),
     (
+        "a directory at the break lock's name, beside a lock that looks stale",
+        |e| {
+            put(e, ".MEMORY.md.lock", b"0123456789abcdef\n");
+            let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+            fs::File::options()
+                .write(true)
+                .open(e.metis(".MEMORY.md.lock"))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+            fs::create_dir(e.metis(".MEMORY.md.lock.break")).unwrap();
+        },
+        |e| ok(e.ws().add_entry(M, "x")),
+        r#"{"kind": "io", "message": "MEMORY.md: I/O error: .metis/.MEMORY.md.lock.break is a directory, not a lock file a writer made, so no write can take the lock; nothing was written: remove it"}"#,
+    ),
+    (
         "a FIFO at the lock's name",
         |e| mkfifo(&e.metis(".MEMORY.md.lock")),
         |e| tool(e, "memory_add", r#"{"file": "MEMORY.md", "entry": "x"}"#),

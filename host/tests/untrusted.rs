@@ -7,7 +7,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::process::Output;
+use std::process::{Command, Output};
 
 use common::{TestWorkspace, recorder, run_cli};
 use metis_memory::{Error, MemoryFile};
@@ -231,4 +231,75 @@ fn planted_entries_get_a_clear_answer_through_the_cli() {
         fs::read(&secret).unwrap(),
         b"-----BEGIN OPENSSH PRIVATE KEY-----\n"
     );
+}
+
+/// After a trap the host cleans up its own lock; a directory or a FIFO planted at a lock's
+/// name is left where it is, and a FIFO never blocks the clean-up.
+#[test]
+fn the_clean_up_after_a_trap_leaves_planted_entries_alone() {
+    let t = TestWorkspace::new();
+    fs::create_dir_all(t.metis().join(".MEMORY.md.lock/keep")).unwrap();
+    let fifo = t.metis().join(".USER.md.lock");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let starved = t.ws.clone().with_limits(metis_memory::Limits {
+        fuel: 1_000,
+        ..Default::default()
+    });
+    assert!(matches!(starved.add_entry(M, "x"), Err(Error::Trap(_))));
+    let mut names: Vec<String> = fs::read_dir(t.metis())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".MEMORY.md.lock", ".USER.md.lock"]);
+    assert!(t.metis().join(".MEMORY.md.lock/keep").is_dir());
+}
+
+#[test]
+fn status_names_a_planted_lock_instead_of_a_writer_at_work() {
+    let t = TestWorkspace::new();
+    fs::create_dir_all(t.metis().join(".USER.md.lock")).unwrap();
+    let out = cli(&t, &["status"]);
+    let user = text(&out.stdout)
+        .lines()
+        .find(|l| l.contains("USER.md"))
+        .unwrap()
+        .to_owned();
+    assert!(
+        user.contains("a directory at .metis/.USER.md.lock, not a lock a writer made"),
+        "{user}"
+    );
+    let out = cli(&t, &["status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["files"][1]["lock"]["planted"]["kind"], "a directory");
+}
+
+#[test]
+fn component_output_replaces_a_planted_link_instead_of_writing_through_it() {
+    let t = TestWorkspace::new();
+    let victim = t.root().join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    let out_path = t.root().join("memory.wasm");
+    symlink(&victim, &out_path).unwrap();
+    let out = cli(&t, &["component", "-o", out_path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(fs::read(&victim).unwrap(), b"precious\n");
+    let written = fs::symlink_metadata(&out_path).unwrap();
+    assert!(written.file_type().is_file());
+    assert_eq!(fs::read(&out_path).unwrap(), metis_memory::COMPONENT_WASM);
+}
+
+#[test]
+fn stdin_larger_than_a_call_can_take_is_a_usage_error() {
+    let t = TestWorkspace::new();
+    let huge = "x".repeat((64 << 20) + 1);
+    let out = run_cli(&t, &["consolidate", "MEMORY.md", "-"], &huge);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the input on stdin is larger than 64 MiB"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!t.metis().exists());
 }
