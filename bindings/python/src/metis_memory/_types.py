@@ -1,0 +1,178 @@
+"""The values of the memory store and its tools, with the spec's (§4, §7) field names."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import ClassVar
+
+
+class MemoryFile(StrEnum):
+    """One of the two memory files in a workspace's `.metis/`."""
+
+    MEMORY = "MEMORY.md"
+    USER = "USER.md"
+
+
+class AuditPolicy(StrEnum):
+    """What `compose_system_prompt` does with a file in which the memory audit finds something."""
+
+    OFF = "off"
+    REPORT = "report"
+    OMIT = "omit"
+    REFUSE = "refuse"
+
+
+class Operation(StrEnum):
+    """The write a tool call made."""
+
+    ADD = "add"
+    REPLACE = "replace"
+    CONSOLIDATE = "consolidate"
+
+
+class EvictionTrigger(StrEnum):
+    """What caused a `memory.eviction` event."""
+
+    SIZE_CAP_EXCEEDED = "size_cap_exceeded"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one call may use; exceeding either is a `ComponentTrap` that changes nothing."""
+
+    fuel: int = 1_000_000_000
+    memory_bytes: int = 64 << 20
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """Returned by writes; carries hashes for `memory.updated` events."""
+
+    file: MemoryFile
+    before_hash: str
+    after_hash: str
+    before_size_bytes: int
+    after_size_bytes: int
+    over_soft_cap: bool
+    over_hard_cap: bool
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    """A rule of the poisoning scan that matches a line of a file on disk."""
+
+    line: int
+    rule: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class PromptSource:
+    """One memory file as prompt composition read it."""
+
+    file: MemoryFile
+    sha256: str
+    size_bytes: int
+    included: bool
+    findings: tuple[AuditFinding, ...]
+
+
+@dataclass(frozen=True)
+class ComposedPrompt:
+    """A composed system prompt and the versions of the files it came from (USER.md first)."""
+
+    text: str
+    sources: tuple[PromptSource, ...]
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """A version of a memory file: the SHA-256, lowercase hex, of its bytes."""
+
+    file: MemoryFile
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ScanPolicy:
+    """Which parts of the memory poisoning scan a tool call runs."""
+
+    invisible_characters: bool = True
+    injection_patterns: bool = True
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """One tool, ready for an LLM API (`input_schema` is the JSON Schema as a dict)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, object]
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MemoryUpdated:
+    """`memory.updated`: emitted for every successful write."""
+
+    type: ClassVar[str] = "memory.updated"
+    file: MemoryFile
+    operation: Operation
+    before_hash: str
+    after_hash: str
+    before_size_bytes: int
+    after_size_bytes: int
+
+    def to_dict(self) -> dict[str, object]:
+        """`{"type", "payload"}` with the spec's field names, ready for `json.dumps`."""
+        return {"type": self.type, "payload": asdict(self)}
+
+
+@dataclass(frozen=True)
+class MemoryEviction:
+    """`memory.eviction`: a write left the file over its soft cap (nothing is evicted)."""
+
+    type: ClassVar[str] = "memory.eviction"
+    file: MemoryFile
+    trigger: EvictionTrigger
+    entries_evicted: int
+    size_before_bytes: int
+    size_after_bytes: int
+
+    def to_dict(self) -> dict[str, object]:
+        """`{"type", "payload"}` with the spec's field names, ready for `json.dumps`."""
+        return {"type": self.type, "payload": asdict(self)}
+
+
+MemoryEvent = MemoryUpdated | MemoryEviction
+
+
+@dataclass(frozen=True)
+class ToolSuccess:
+    """A tool call that wrote the file: the text for the model and the events to publish."""
+
+    text: str
+    operation: Operation
+    result: WriteResult
+    events: tuple[MemoryEvent, ...] = field(default_factory=tuple)
+    is_error: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class ToolRefusal:
+    """A tool call that changed nothing (a value, not an exception): `message` is for the model.
+
+    `shown` is the file version the message showed in full (a stale consolidate refused).
+    """
+
+    message: str
+    is_user_visible: bool
+    shown: FileVersion | None = None
+    is_error: ClassVar[bool] = True
+
+
+ToolOutcome = ToolSuccess | ToolRefusal

@@ -1,0 +1,164 @@
+"""Conversions between wasmtime-py's component values (records with the WIT's kebab-case
+field names, `Variant`s, enum case names as strings) and this package's types."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wasmtime.component import Record, Variant
+
+from . import errors
+from ._types import (
+    AuditFinding,
+    ComposedPrompt,
+    EvictionTrigger,
+    FileVersion,
+    MemoryEvent,
+    MemoryEviction,
+    MemoryFile,
+    MemoryUpdated,
+    Operation,
+    PromptSource,
+    ScanPolicy,
+    ToolDefinition,
+    ToolRefusal,
+    ToolSuccess,
+    WriteResult,
+)
+
+FILE_TO_WIT = {MemoryFile.MEMORY: "memory", MemoryFile.USER: "user"}
+FILE_FROM_WIT = {wit: file for file, wit in FILE_TO_WIT.items()}
+
+
+def memory_file(file: MemoryFile | str) -> MemoryFile:
+    """`file` as a `MemoryFile`; `"MEMORY.md"` and `"USER.md"` are accepted too."""
+    return MemoryFile(file)
+
+
+def record(**fields: Any) -> Record:
+    """A record to pass to the component, its field names in kebab case."""
+    value = Record()
+    for name, field in fields.items():
+        setattr(value, name.replace("_", "-"), field)
+    return value
+
+
+def get(value: Any, name: str) -> Any:
+    return getattr(value, name.replace("_", "-"))
+
+
+def write_result(value: Any) -> WriteResult:
+    return WriteResult(
+        file=FILE_FROM_WIT[value.file],
+        before_hash=get(value, "before_hash"),
+        after_hash=get(value, "after_hash"),
+        before_size_bytes=get(value, "before_size_bytes"),
+        after_size_bytes=get(value, "after_size_bytes"),
+        over_soft_cap=get(value, "over_soft_cap"),
+        over_hard_cap=get(value, "over_hard_cap"),
+    )
+
+
+def findings(values: Any) -> tuple[AuditFinding, ...]:
+    return tuple(AuditFinding(v.line, v.rule, v.detail) for v in values)
+
+
+def composed_prompt(value: Any) -> ComposedPrompt:
+    sources = tuple(
+        PromptSource(
+            file=FILE_FROM_WIT[s.file],
+            sha256=s.sha256,
+            size_bytes=get(s, "size_bytes"),
+            included=s.included,
+            findings=findings(s.findings),
+        )
+        for s in value.sources
+    )
+    return ComposedPrompt(value.text, sources)
+
+
+def tool_definition(value: Any) -> ToolDefinition:
+    return ToolDefinition(value.name, value.description, json.loads(get(value, "input_schema")))
+
+
+def event(value: Variant) -> MemoryEvent:
+    p = value.payload
+    if value.tag == "updated":
+        return MemoryUpdated(
+            file=FILE_FROM_WIT[p.file],
+            operation=Operation(p.operation),
+            before_hash=get(p, "before_hash"),
+            after_hash=get(p, "after_hash"),
+            before_size_bytes=get(p, "before_size_bytes"),
+            after_size_bytes=get(p, "after_size_bytes"),
+        )
+    return MemoryEviction(
+        file=FILE_FROM_WIT[p.file],
+        trigger=EvictionTrigger(p.trigger.replace("-", "_")),
+        entries_evicted=get(p, "entries_evicted"),
+        size_before_bytes=get(p, "size_before_bytes"),
+        size_after_bytes=get(p, "size_after_bytes"),
+    )
+
+
+def tool_outcome(value: Variant) -> ToolSuccess | ToolRefusal:
+    """`result<tool-success, tool-error>`: both are records, so wasmtime-py tags them."""
+    p = value.payload
+    if value.tag == "ok":
+        return ToolSuccess(
+            text=p.text,
+            operation=Operation(p.operation),
+            result=write_result(p.result),
+            events=tuple(event(e) for e in p.events),
+        )
+    shown = None if p.shown is None else FileVersion(FILE_FROM_WIT[p.shown.file], p.shown.sha256)
+    return ToolRefusal(p.message, get(p, "is_user_visible"), shown)
+
+
+def scan_policy(policy: ScanPolicy) -> Record:
+    return record(
+        invisible_characters=policy.invisible_characters,
+        injection_patterns=policy.injection_patterns,
+    )
+
+
+def store_error(error: Variant, message: str, file: MemoryFile) -> errors.MemoryStoreError:
+    """The exception for a `store-error` and its `describe-error` text."""
+    p = error.payload
+    match error.tag:
+        case "hard-cap-exceeded":
+            return errors.MemoryHardCapExceeded(
+                FILE_FROM_WIT[p.file], get(p, "attempted_bytes"), get(p, "cap_bytes"), message
+            )
+        case "empty-entry":
+            return errors.EmptyEntry(message, file)
+        case "nothing-to-replace":
+            return errors.NothingToReplace(message, file)
+        case "not-found":
+            return errors.ReplaceSourceNotFound(message, file)
+        case "not-unique":
+            return errors.ReplaceSourceNotUnique(message, file, p)
+        case "invalid-utf8":
+            return errors.InvalidUtf8(message, FILE_FROM_WIT[p.file], p.offset)
+        case "not-a-regular-file":
+            return errors.NotARegularFile(message, FILE_FROM_WIT[p])
+        case "busy":
+            return errors.MemoryBusy(message, file)
+        case "io":
+            return errors.MemoryIOFailure(message, file)
+        case "changed":
+            return errors.MemoryChanged(
+                message,
+                FILE_FROM_WIT[p.file],
+                get(p, "expected_hash"),
+                get(p, "current_hash"),
+                get(p, "current_content"),
+            )
+        case "flagged":
+            return errors.MemoryFlagged(message, FILE_FROM_WIT[p.file], findings(p.findings))
+        case "too-large":
+            return errors.MemoryTooLarge(
+                message, FILE_FROM_WIT[p.file], get(p, "size_bytes"), get(p, "limit_bytes")
+            )
+    return errors.MemoryStoreError(message, file)

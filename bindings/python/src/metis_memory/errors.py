@@ -1,0 +1,145 @@
+"""Exceptions. A store refusal is a `ValueError` (as in the reference implementation)
+whose text is the component's own `describe-error`; in every case nothing on disk changed."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ._types import AuditFinding, MemoryFile
+
+
+class MemoryStoreError(ValueError):
+    """The store refused the operation. `kind` is the WIT `store-error` case name."""
+
+    kind: ClassVar[str] = "store-error"
+
+    def __init__(self, message: str, file: MemoryFile | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+
+
+class MemoryHardCapExceeded(MemoryStoreError):
+    """The write would leave the file larger than its hard cap."""
+
+    kind = "hard-cap-exceeded"
+
+    def __init__(
+        self, file: MemoryFile, attempted_size: int, hard_cap: int, message: str | None = None
+    ) -> None:
+        super().__init__(
+            message
+            or f"{MemoryFile(file).value} write rejected: {attempted_size} bytes exceeds "
+            f"hard cap {hard_cap}; consolidate before adding more",
+            MemoryFile(file),
+        )
+        self.attempted_size = attempted_size
+        self.hard_cap = hard_cap
+
+
+class EmptyEntry(MemoryStoreError):
+    """`add_entry` was given an entry that is empty once stripped."""
+
+    kind = "empty-entry"
+
+
+class NothingToReplace(MemoryStoreError):
+    """`replace` on a missing or empty file."""
+
+    kind = "nothing-to-replace"
+
+
+class ReplaceSourceNotFound(MemoryStoreError):
+    """`replace`'s `old_text` does not occur in the file."""
+
+    kind = "not-found"
+
+
+class ReplaceSourceNotUnique(MemoryStoreError):
+    """`replace`'s `old_text` occurs `count` times; it must occur once."""
+
+    kind = "not-unique"
+
+    def __init__(self, message: str, file: MemoryFile | None, count: int) -> None:
+        super().__init__(message, file)
+        self.count = count
+
+
+class InvalidUtf8(MemoryStoreError):
+    """The file is not valid UTF-8; `offset` is its first invalid byte."""
+
+    kind = "invalid-utf8"
+
+    def __init__(self, message: str, file: MemoryFile, offset: int) -> None:
+        super().__init__(message, file)
+        self.offset = offset
+
+
+class NotARegularFile(MemoryStoreError):
+    """The path is a directory, link, special file, or a file with a second hard link."""
+
+    kind = "not-a-regular-file"
+
+
+class MemoryBusy(MemoryStoreError):
+    """Another writer held the file's lock for too long."""
+
+    kind = "busy"
+
+
+class MemoryIOFailure(MemoryStoreError):
+    """Any other filesystem failure, described in words."""
+
+    kind = "io"
+
+
+class MemoryChanged(MemoryStoreError):
+    """A conditional consolidate found the file changed since the caller read it."""
+
+    kind = "changed"
+
+    def __init__(
+        self,
+        message: str,
+        file: MemoryFile,
+        expected_hash: str,
+        current_hash: str,
+        current_content: str,
+    ) -> None:
+        super().__init__(message, file)
+        self.expected_hash = expected_hash
+        self.current_hash = current_hash
+        self.current_content = current_content
+
+
+class MemoryFlagged(MemoryStoreError):
+    """Prompt composition under the `refuse` audit policy found something in `file`."""
+
+    kind = "flagged"
+
+    def __init__(
+        self, message: str, file: MemoryFile, findings: tuple[AuditFinding, ...]
+    ) -> None:
+        super().__init__(message, file)
+        self.findings = findings
+
+
+class MemoryTooLarge(MemoryStoreError):
+    """The file is larger than the store reads (four times its hard cap)."""
+
+    kind = "too-large"
+
+    def __init__(self, message: str, file: MemoryFile, size_bytes: int, limit_bytes: int) -> None:
+        super().__init__(message, file)
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+
+
+class ComponentTrap(RuntimeError):
+    """The component ran out of fuel or memory, or hit a bug. Nothing on disk changed,
+    and the next call runs on a fresh instance."""
+
+
+class MetisWorkspaceError(OSError):
+    """The workspace's `.metis` could not be used: not a directory, a symbolic link the
+    store was not told to follow, or not creatable."""

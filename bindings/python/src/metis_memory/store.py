@@ -1,0 +1,302 @@
+"""`MemoryStore`: the spec's Python interface (§4), run by the memory component."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from wasmtime.component import Variant
+
+from . import _runtime, _wit
+from ._runtime import STORE, TOOLS, Exports
+from ._types import (
+    AuditFinding,
+    AuditPolicy,
+    ComposedPrompt,
+    FileVersion,
+    Limits,
+    MemoryFile,
+    ScanPolicy,
+    ToolDefinition,
+    ToolOutcome,
+    ToolRefusal,
+    WriteResult,
+)
+from .errors import ComponentTrap, MetisWorkspaceError
+
+T = TypeVar("T")
+
+
+class _Access(Enum):
+    READ = "read"
+    WRITE = "write"
+
+
+class _Refused(Exception):
+    """A tool refusal on its way out of a write: it counts as a failed write."""
+
+    def __init__(self, refusal: ToolRefusal) -> None:
+        self.refusal = refusal
+
+
+@functools.cache
+def _cap(name: str, file: MemoryFile) -> int:
+    def op(exports: Exports) -> int:
+        value: int = exports(STORE, name, _wit.FILE_TO_WIT[file])
+        return value
+
+    return _runtime.with_instance(op, metis_dir=None, read_only=True, limits=Limits(), owner=0)
+
+
+class MemoryStore:
+    """The memory of the workspace at `workspace_path`: `.metis/MEMORY.md` and
+    `.metis/USER.md`. Every call reads the files fresh, in a fresh sandboxed instance that
+    sees only `.metis/`; `.metis/` is created (mode 0700) on the first write."""
+
+    def __init__(
+        self,
+        workspace_path: str | os.PathLike[str],
+        *,
+        limits: Limits = Limits(),
+        follow_metis_link: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        self._workspace = Path(workspace_path).expanduser().resolve()
+        self._limits = limits
+        self._follow_metis_link = follow_metis_link
+        self._read_only = read_only
+
+    @property
+    def workspace_path(self) -> str:
+        return str(self._workspace)
+
+    @property
+    def metis_dir(self) -> Path:
+        return self._workspace / ".metis"
+
+    # Reads
+
+    def read(self, file: MemoryFile | str) -> str:
+        """The file's text; `""` when it is missing."""
+        return self._store(_Access.READ, file, "read")
+
+    def exists(self, file: MemoryFile | str) -> bool:
+        """Whether the file exists (a 0-byte file does)."""
+        return self._store(_Access.READ, file, "exists")
+
+    def size_bytes(self, file: MemoryFile | str) -> int:
+        """The file's size in bytes on disk; 0 when it is missing."""
+        return self._store(_Access.READ, file, "size-bytes")
+
+    # Writes: each returns a WriteResult or raises a MemoryStoreError.
+
+    def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
+        """Appends `entry`, stripped, as its own line."""
+        return _wit.write_result(self._store(_Access.WRITE, file, "add-entry", entry))
+
+    def replace(self, file: MemoryFile | str, old_text: str, new_text: str) -> WriteResult:
+        """Replaces the one occurrence of `old_text` with `new_text`."""
+        return _wit.write_result(
+            self._store(_Access.WRITE, file, "replace", old_text, new_text)
+        )
+
+    def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
+        """Makes `new_content` the whole file, byte for byte."""
+        return _wit.write_result(self._store(_Access.WRITE, file, "consolidate", new_content))
+
+    def consolidate_if_unchanged(
+        self, file: MemoryFile | str, content: str, expected_hash: str
+    ) -> WriteResult:
+        """`consolidate`, only if the file's SHA-256 is still `expected_hash`
+        (`MemoryChanged` otherwise, with the current hash and content)."""
+        return _wit.write_result(
+            self._store(_Access.WRITE, file, "consolidate-if-unchanged", content, expected_hash)
+        )
+
+    # Caps
+
+    @staticmethod
+    def soft_cap(file: MemoryFile | str) -> int:
+        """The size in bytes above which a write reports `over_soft_cap`."""
+        return _cap("soft-cap", MemoryFile(file))
+
+    @staticmethod
+    def hard_cap(file: MemoryFile | str) -> int:
+        """The largest size in bytes a write may leave the file at."""
+        return _cap("hard-cap", MemoryFile(file))
+
+    # Composition and audit
+
+    def assemble_system_prompt(self, base: str) -> str:
+        """`base`, then the USER.md and MEMORY.md sections (empty ones left out)."""
+        return self._store(_Access.READ, MemoryFile.MEMORY, "assemble-system-prompt", base)
+
+    def compose_system_prompt(
+        self, base: str, audit: AuditPolicy | str = AuditPolicy.OFF
+    ) -> ComposedPrompt:
+        """The prompt with the SHA-256 of each file it was composed from, audited under
+        `audit`."""
+        value = self._store(
+            _Access.READ, MemoryFile.MEMORY, "compose-system-prompt", base, AuditPolicy(audit).value
+        )
+        return _wit.composed_prompt(value)
+
+    def audit(self, file: MemoryFile | str) -> tuple[AuditFinding, ...]:
+        """What the poisoning scan's rules find in the file on disk."""
+        return _wit.findings(self._store(_Access.READ, file, "audit"))
+
+    # Tools
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        """`memory_add`, `memory_replace`, `memory_consolidate`, for an LLM API."""
+        values = _runtime.with_instance(
+            lambda exports: exports(TOOLS, "definitions"),
+            metis_dir=None,
+            read_only=True,
+            limits=self._limits,
+            owner=0,
+        )
+        return [_wit.tool_definition(v) for v in values]
+
+    def call_tool(
+        self,
+        name: str,
+        input: str | Mapping[str, Any],
+        *,
+        seen: Mapping[MemoryFile | str, str] | Iterable[FileVersion] | None = None,
+        withheld: Iterable[MemoryFile | str] = (),
+        scan: ScanPolicy | None = None,
+    ) -> ToolOutcome:
+        """Runs one tool call; `input` is its JSON text (or a mapping, sent as JSON).
+        A refusal is returned as a `ToolRefusal` and changed nothing. `seen` holds the
+        versions the model has seen, `withheld` the files kept from it."""
+        text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
+        withheld = [_wit.FILE_TO_WIT[MemoryFile(f)] for f in withheld]
+        args: tuple[Any, ...]
+        if seen is None and not withheld:
+            if scan is None:
+                function, args = "call", (name, text)
+            else:
+                function, args = "call-with-policy", (name, text, _wit.scan_policy(scan))
+        else:
+            options = _wit.record(
+                scan=_wit.scan_policy(scan or ScanPolicy()),
+                seen=[_wit.record(file=_wit.FILE_TO_WIT[v.file], sha256=v.sha256) for v in _versions(seen)],
+                withheld=withheld,
+            )
+            function, args = "call-with-options", (name, text, options)
+
+        def op(exports: Exports) -> ToolOutcome:
+            outcome = _wit.tool_outcome(exports(TOOLS, function, *args))
+            if isinstance(outcome, ToolRefusal):
+                raise _Refused(outcome)
+            return outcome
+
+        try:
+            return self._run(_Access.WRITE, op)
+        except _Refused as refused:
+            return refused.refusal
+
+    # The host's duties
+
+    def _store(self, access: _Access, file: MemoryFile | str, function: str, *args: Any) -> Any:
+        """A `store` call about `file`; a refusal raises with the component's own text."""
+        file = MemoryFile(file)
+        wit_file = _wit.FILE_TO_WIT[file]
+        takes_file = function not in ("assemble-system-prompt", "compose-system-prompt")
+        call_args = (wit_file, *args) if takes_file else args
+
+        def op(exports: Exports) -> Any:
+            value = exports(STORE, function, *call_args)
+            if isinstance(value, Variant):
+                message = exports(STORE, "describe-error", wit_file, value)
+                raise _wit.store_error(value, message, file)
+            return value
+
+        return self._run(access, op)
+
+    def _run(self, access: _Access, op: Callable[[Exports], T]) -> T:
+        """Runs `op` on a fresh instance that sees `.metis/` (created first for a write),
+        then undoes what a failed write left: a trapped call's lock and temporary file,
+        and a `.metis/` this call created that is still empty."""
+        metis = self.metis_dir
+        writes = access is _Access.WRITE and not self._read_only
+        created = self._create_metis_dir() if writes else False
+        present = True if writes else self._existing_metis_dir()
+        owner = secrets.randbits(64)
+        done = False
+        try:
+            result = _runtime.with_instance(
+                op,
+                metis_dir=metis if present else None,
+                read_only=self._read_only,
+                limits=self._limits,
+                owner=owner,
+            )
+            done = True
+            return result
+        except ComponentTrap:
+            if writes:
+                _runtime.clean_up_after_trap(metis, owner)
+            raise
+        finally:
+            if created and not done:
+                try:
+                    os.rmdir(metis)
+                except OSError:
+                    pass
+
+    def _existing_metis_dir(self) -> bool:
+        """Whether `.metis/` exists; an error when something else is there, or a symbolic
+        link this store was not told to follow."""
+        metis = self.metis_dir
+        try:
+            if stat.S_ISLNK(os.lstat(metis).st_mode) and not self._follow_metis_link:
+                raise MetisWorkspaceError(
+                    f"{metis} is a symbolic link to {os.readlink(metis)}: memory would be "
+                    "read and written outside this workspace, so it is refused (if you keep "
+                    "memory there on purpose, pass follow_metis_link=True)"
+                )
+            info = os.stat(metis)
+        except FileNotFoundError:
+            return False
+        except MetisWorkspaceError:
+            raise
+        except OSError as e:
+            raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
+        if not stat.S_ISDIR(info.st_mode):
+            raise MetisWorkspaceError(f"{metis} exists but is not a directory")
+        return True
+
+    def _create_metis_dir(self) -> bool:
+        """Makes sure `.metis/` exists (mode 0700 when created here); whether this call
+        created it."""
+        if self._existing_metis_dir():
+            return False
+        try:
+            os.mkdir(self.metis_dir, 0o700)
+        except FileExistsError:
+            return False
+        except OSError as e:
+            raise MetisWorkspaceError(f"cannot create {self.metis_dir}: {e}") from e
+        return True
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.workspace_path!r})"
+
+
+def _versions(
+    seen: Mapping[MemoryFile | str, str] | Iterable[FileVersion] | None,
+) -> list[FileVersion]:
+    if seen is None:
+        return []
+    if isinstance(seen, Mapping):
+        return [FileVersion(MemoryFile(f), h) for f, h in seen.items()]
+    return list(seen)
