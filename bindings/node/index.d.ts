@@ -1,0 +1,235 @@
+// Types for metis-memory (the `metis:memory@0.2.0` component, for Node).
+
+/** One of the two byte-budgeted memory files in a workspace's `.metis/`. */
+export type MemoryFileName = "MEMORY.md" | "USER.md";
+
+/** What a successful write did. Hashes are SHA-256, lowercase hex. */
+export interface WriteResult {
+  file: MemoryFileName;
+  beforeHash: string;
+  afterHash: string;
+  beforeSizeBytes: number;
+  afterSizeBytes: number;
+  /** The file is now strictly larger than its soft cap: consolidate soon. */
+  overSoftCap: boolean;
+  /** Always `false`: a write over the hard cap is refused instead. */
+  overHardCap: boolean;
+}
+
+/** One thing the memory audit found: a poisoning-scan rule matching a line on disk. */
+export interface AuditFinding {
+  /** The 1-based line the match starts on. */
+  line: number;
+  /** The rule's stable id, e.g. `injection-ignore-instructions`. */
+  rule: string;
+  detail: string;
+}
+
+export type AuditPolicy = "off" | "report" | "omit" | "refuse";
+
+/** One memory file as prompt composition read it. */
+export interface PromptSource {
+  file: MemoryFileName;
+  /** SHA-256 of the bytes read: the version to pass as `seen` or `expectedHash`. */
+  sha256: string;
+  sizeBytes: number;
+  included: boolean;
+  findings: AuditFinding[];
+}
+
+export interface ComposedPrompt {
+  text: string;
+  /** USER.md, then MEMORY.md. */
+  sources: PromptSource[];
+}
+
+/** A tool as an LLM API takes it (the spec's field names). */
+export interface ToolDefinition {
+  name: "memory_add" | "memory_replace" | "memory_consolidate";
+  description: string;
+  /** The tool's input JSON Schema. */
+  input_schema: Record<string, unknown>;
+}
+
+export type Operation = "add" | "replace" | "consolidate";
+
+/** An event for the host to publish, with the spec's field names (§7). */
+export type MemoryEvent =
+  | {
+      type: "memory.updated";
+      payload: {
+        file: MemoryFileName;
+        operation: Operation;
+        before_hash: string;
+        after_hash: string;
+        before_size_bytes: number;
+        after_size_bytes: number;
+      };
+    }
+  | {
+      type: "memory.eviction";
+      payload: {
+        file: MemoryFileName;
+        trigger: "size_cap_exceeded" | "manual";
+        entries_evicted: number;
+        size_before_bytes: number;
+        size_after_bytes: number;
+      };
+    };
+
+/** A tool call that wrote its file. */
+export interface ToolSuccess {
+  /** The tool result text for the model. */
+  text: string;
+  operation: Operation;
+  result: WriteResult;
+  /** `memory.updated`, then `memory.eviction` when over the soft cap. */
+  events: MemoryEvent[];
+}
+
+/** A version of a memory file: the SHA-256 of its bytes. */
+export interface FileVersion {
+  file: MemoryFileName;
+  sha256: string;
+}
+
+export interface CallToolOptions {
+  /** The versions of the files the model has seen: a `memory_consolidate` of a listed
+   * file is refused unless the file is still that version. */
+  seen?: Partial<Record<MemoryFileName, string>> | FileVersion[];
+  /** Files kept out of the model's context: every tool write to them is refused. */
+  withheld?: MemoryFileName[];
+  /** The memory poisoning scan's parts (both on by default). */
+  scan?: { invisibleCharacters?: boolean; injectionPatterns?: boolean };
+}
+
+export interface OpenOptions {
+  /** Use `.metis` even when it is a symbolic link (refused by default: a cloned
+   * repository could point it at another project's memory, or anywhere). */
+  followMetisLink?: boolean;
+}
+
+/** A workspace whose `.metis/` holds the memory files. Every call reads the files fresh,
+ * on a fresh instance of the component that sees only `.metis/`. */
+export interface Workspace {
+  readonly root: string;
+  readonly metisDir: string;
+  /** The file's text; `""` when missing. */
+  read(file: MemoryFileName): Promise<string>;
+  exists(file: MemoryFileName): Promise<boolean>;
+  /** Size on disk; 0 when missing. */
+  sizeBytes(file: MemoryFileName): Promise<number>;
+  softCap(file: MemoryFileName): Promise<number>;
+  hardCap(file: MemoryFileName): Promise<number>;
+  /** Appends `entry` (stripped) as its own line. */
+  addEntry(file: MemoryFileName, entry: string): Promise<WriteResult>;
+  /** Replaces the one occurrence of `oldText` with `newText` (may be `""`). */
+  replace(file: MemoryFileName, oldText: string, newText: string): Promise<WriteResult>;
+  /** Makes `content` the whole file. */
+  consolidate(file: MemoryFileName, content: string): Promise<WriteResult>;
+  /** `consolidate`, only if the file's SHA-256 is still `expectedHash` (else
+   * {@link ChangedError}, with the current hash and content). */
+  consolidateIfUnchanged(
+    file: MemoryFileName,
+    content: string,
+    expectedHash: string,
+  ): Promise<WriteResult>;
+  /** `base`, then the USER.md and MEMORY.md sections. */
+  assembleSystemPrompt(base?: string): Promise<string>;
+  /** The prompt, the version of each file it read, and the audit under `audit`. */
+  composeSystemPrompt(base?: string, audit?: AuditPolicy): Promise<ComposedPrompt>;
+  /** The memory audit of the file as it is on disk. */
+  audit(file: MemoryFileName): Promise<AuditFinding[]>;
+  /** `memory_add`, `memory_replace`, `memory_consolidate`. */
+  toolDefinitions(): Promise<ToolDefinition[]>;
+  /** Runs a tool call; `input` is its JSON text or the parsed value. A refusal rejects
+   * with {@link ToolError}. */
+  callTool(name: string, input: string | unknown, options?: CallToolOptions): Promise<ToolSuccess>;
+}
+
+/** The workspace at `root` (memory in `root/.metis/`). Nothing is touched until a call. */
+export function openWorkspace(root: string, options?: OpenOptions): Workspace;
+
+export class MemoryError extends Error {}
+
+export type StoreErrorKind =
+  | "hard-cap-exceeded"
+  | "empty-entry"
+  | "nothing-to-replace"
+  | "not-found"
+  | "not-unique"
+  | "invalid-utf8"
+  | "not-a-regular-file"
+  | "busy"
+  | "io"
+  | "changed"
+  | "flagged"
+  | "too-large";
+
+/** The store refused; nothing on disk changed. `message` is the component's own text. */
+export class StoreError extends MemoryError {
+  /** The WIT case name. */
+  readonly kind: StoreErrorKind;
+  /** The file the refusal is about. */
+  readonly file: MemoryFileName;
+}
+export class HardCapExceededError extends StoreError {
+  readonly kind: "hard-cap-exceeded";
+  readonly attemptedBytes: number;
+  readonly capBytes: number;
+}
+export class EmptyEntryError extends StoreError {
+  readonly kind: "empty-entry";
+}
+export class NothingToReplaceError extends StoreError {
+  readonly kind: "nothing-to-replace";
+}
+export class NotFoundError extends StoreError {
+  readonly kind: "not-found";
+}
+export class NotUniqueError extends StoreError {
+  readonly kind: "not-unique";
+  readonly count: number;
+}
+export class InvalidUtf8Error extends StoreError {
+  readonly kind: "invalid-utf8";
+  /** The byte offset of the first invalid byte. */
+  readonly offset: number;
+}
+export class NotARegularFileError extends StoreError {
+  readonly kind: "not-a-regular-file";
+}
+export class BusyError extends StoreError {
+  readonly kind: "busy";
+}
+export class IoError extends StoreError {
+  readonly kind: "io";
+}
+export class ChangedError extends StoreError {
+  readonly kind: "changed";
+  readonly expectedHash: string;
+  readonly currentHash: string;
+  readonly currentContent: string;
+}
+export class FlaggedError extends StoreError {
+  readonly kind: "flagged";
+  readonly findings: AuditFinding[];
+}
+export class TooLargeError extends StoreError {
+  readonly kind: "too-large";
+  readonly sizeBytes: number;
+  readonly limitBytes: number;
+}
+
+/** A refused tool call; nothing changed. `message` is the text for the model. */
+export class ToolError extends MemoryError {
+  readonly isUserVisible: boolean;
+  /** The file version the message showed the model in full (a stale consolidate). */
+  readonly shown: FileVersion | null;
+}
+
+/** The component trapped; nothing was written and the call's lock was cleaned up. */
+export class TrapError extends MemoryError {}
+
+/** `.metis` is not usable: not a directory, a refused symbolic link, not creatable. */
+export class WorkspaceError extends MemoryError {}

@@ -1,0 +1,527 @@
+// metis-memory for Node: the memory component (`metis:memory@0.2.0`), transpiled by jco,
+// run on @bytecodealliance/preview2-shim in a sandbox that pre-opens only the workspace's
+// `.metis/`. Every call gets a fresh instance, so a trap cannot poison later calls.
+
+import fs from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
+import { instantiate } from "./gen/metis_memory.js";
+
+/** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
+const GUEST_METIS_DIR = ".metis";
+/** The guest names a call's lock and temporary file after this token. */
+const OWNER_ENV = "METIS_MEMORY_OWNER";
+/** An owner text: 16 hex digits and a newline. */
+const OWNER_TEXT_BYTES = 17;
+
+const WIT_FILE = { "MEMORY.md": "memory", "USER.md": "user" };
+const FILE_NAME = { memory: "MEMORY.md", user: "USER.md" };
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/** Every error this package throws on purpose. */
+export class MemoryError extends Error {
+  get name() {
+    return this.constructor.name;
+  }
+}
+
+/** The store refused: `message` is the component's own text (`describe-error`). */
+export class StoreError extends MemoryError {
+  constructor(kind, message, details = {}) {
+    super(message);
+    this.kind = kind;
+    Object.assign(this, details);
+  }
+}
+
+export class HardCapExceededError extends StoreError {}
+export class EmptyEntryError extends StoreError {}
+export class NothingToReplaceError extends StoreError {}
+export class NotFoundError extends StoreError {}
+export class NotUniqueError extends StoreError {}
+export class InvalidUtf8Error extends StoreError {}
+export class NotARegularFileError extends StoreError {}
+export class BusyError extends StoreError {}
+export class IoError extends StoreError {}
+export class ChangedError extends StoreError {}
+export class FlaggedError extends StoreError {}
+export class TooLargeError extends StoreError {}
+
+const STORE_ERRORS = {
+  "hard-cap-exceeded": HardCapExceededError,
+  "empty-entry": EmptyEntryError,
+  "nothing-to-replace": NothingToReplaceError,
+  "not-found": NotFoundError,
+  "not-unique": NotUniqueError,
+  "invalid-utf8": InvalidUtf8Error,
+  "not-a-regular-file": NotARegularFileError,
+  busy: BusyError,
+  io: IoError,
+  changed: ChangedError,
+  flagged: FlaggedError,
+  "too-large": TooLargeError,
+};
+
+/** A tool call changed nothing: invalid input, an unknown tool, or a refused write. */
+export class ToolError extends MemoryError {
+  constructor(message, isUserVisible, shown) {
+    super(message);
+    this.isUserVisible = isUserVisible;
+    this.shown = shown;
+  }
+}
+
+/** The component trapped (a guest panic, or a host call that threw). Nothing was
+ * written; the call's lock and temporary file were cleaned up. */
+export class TrapError extends MemoryError {}
+
+/** `.metis` could not be used: not a directory, a refused symbolic link, or not
+ * creatable. */
+export class WorkspaceError extends MemoryError {}
+
+// ---------------------------------------------------------------------------------------
+// The component: compiled once per process, instantiated per call.
+
+let compiled;
+
+function coreModules() {
+  compiled ??= (async () => {
+    const dir = fileURLToPath(new URL("./gen/", import.meta.url));
+    const names = (await readdir(dir)).filter((name) => name.endsWith(".wasm"));
+    const modules = new Map();
+    for (const name of names) {
+      modules.set(name, await WebAssembly.compile(await readFile(path.join(dir, name))));
+    }
+    return modules;
+  })().catch((error) => {
+    compiled = undefined;
+    throw new TrapError(`cannot load the memory component: ${error.message}`, { cause: error });
+  });
+  return compiled;
+}
+
+// ---------------------------------------------------------------------------------------
+// Conversions between the component's values and this package's.
+
+function witFile(file) {
+  const wit = Object.hasOwn(WIT_FILE, file) ? WIT_FILE[file] : undefined;
+  if (wit === undefined) {
+    throw new TypeError(`file must be "MEMORY.md" or "USER.md", got ${JSON.stringify(file)}`);
+  }
+  return wit;
+}
+
+function text(value, what) {
+  if (typeof value !== "string") {
+    throw new TypeError(`${what} must be a string, got ${typeof value}`);
+  }
+  return value;
+}
+
+function writeResult(r) {
+  return {
+    file: FILE_NAME[r.file],
+    beforeHash: r.beforeHash,
+    afterHash: r.afterHash,
+    beforeSizeBytes: Number(r.beforeSizeBytes),
+    afterSizeBytes: Number(r.afterSizeBytes),
+    overSoftCap: r.overSoftCap,
+    overHardCap: r.overHardCap,
+  };
+}
+
+function finding(f) {
+  return { line: f.line, rule: f.rule, detail: f.detail };
+}
+
+function storeError(error, message, file) {
+  const details = { file: FILE_NAME[file] };
+  const val = error.val;
+  switch (error.tag) {
+    case "hard-cap-exceeded":
+      Object.assign(details, {
+        file: FILE_NAME[val.file],
+        attemptedBytes: Number(val.attemptedBytes),
+        capBytes: Number(val.capBytes),
+      });
+      break;
+    case "not-unique":
+      details.count = val;
+      break;
+    case "invalid-utf8":
+      Object.assign(details, { file: FILE_NAME[val.file], offset: Number(val.offset) });
+      break;
+    case "not-a-regular-file":
+      details.file = FILE_NAME[val];
+      break;
+    case "changed":
+      Object.assign(details, {
+        file: FILE_NAME[val.file],
+        expectedHash: val.expectedHash,
+        currentHash: val.currentHash,
+        currentContent: val.currentContent,
+      });
+      break;
+    case "flagged":
+      Object.assign(details, { file: FILE_NAME[val.file], findings: val.findings.map(finding) });
+      break;
+    case "too-large":
+      Object.assign(details, {
+        file: FILE_NAME[val.file],
+        sizeBytes: Number(val.sizeBytes),
+        limitBytes: Number(val.limitBytes),
+      });
+      break;
+  }
+  const Class = STORE_ERRORS[error.tag] ?? StoreError;
+  return new Class(error.tag, message, details);
+}
+
+function event(e) {
+  if (e.tag === "updated") {
+    return {
+      type: "memory.updated",
+      payload: {
+        file: FILE_NAME[e.val.file],
+        operation: e.val.operation,
+        before_hash: e.val.beforeHash,
+        after_hash: e.val.afterHash,
+        before_size_bytes: Number(e.val.beforeSizeBytes),
+        after_size_bytes: Number(e.val.afterSizeBytes),
+      },
+    };
+  }
+  return {
+    type: "memory.eviction",
+    payload: {
+      file: FILE_NAME[e.val.file],
+      trigger: e.val.trigger.replaceAll("-", "_"),
+      entries_evicted: e.val.entriesEvicted,
+      size_before_bytes: Number(e.val.sizeBeforeBytes),
+      size_after_bytes: Number(e.val.sizeAfterBytes),
+    },
+  };
+}
+
+function toolSuccess(s) {
+  return {
+    text: s.text,
+    operation: s.operation,
+    result: writeResult(s.result),
+    events: s.events.map(event),
+  };
+}
+
+/** A thrown `result` error of an export (jco's ComponentError), as opposed to a trap. */
+function componentErrorPayload(e) {
+  if (e instanceof Error && e.constructor.name === "ComponentError" && Object.hasOwn(e, "payload")) {
+    return { payload: e.payload };
+  }
+  return undefined;
+}
+
+function seenVersions(seen) {
+  if (seen === undefined) return [];
+  const entries = Array.isArray(seen)
+    ? seen.map((v) => [v.file, v.sha256])
+    : Object.entries(seen);
+  return entries.map(([file, sha256]) => ({ file: witFile(file), sha256: text(sha256, "sha256") }));
+}
+
+// ---------------------------------------------------------------------------------------
+// The workspace.
+
+class Workspace {
+  #root;
+  #followMetisLink;
+
+  constructor(root, options = {}) {
+    this.#root = path.resolve(text(root, "workspace path"));
+    this.#followMetisLink = options.followMetisLink === true;
+  }
+
+  get root() {
+    return this.#root;
+  }
+
+  get metisDir() {
+    return path.join(this.#root, ".metis");
+  }
+
+  async read(file) {
+    return this.#store("read", file, (s, f) => s.read(f));
+  }
+
+  async exists(file) {
+    return this.#store("read", file, (s, f) => s.exists(f));
+  }
+
+  async sizeBytes(file) {
+    return this.#store("read", file, (s, f) => Number(s.sizeBytes(f)));
+  }
+
+  async softCap(file) {
+    return this.#store("read", file, (s, f) => Number(s.softCap(f)));
+  }
+
+  async hardCap(file) {
+    return this.#store("read", file, (s, f) => Number(s.hardCap(f)));
+  }
+
+  async addEntry(file, entry) {
+    text(entry, "entry");
+    return this.#store("write", file, (s, f) => writeResult(s.addEntry(f, entry)));
+  }
+
+  async replace(file, oldText, newText) {
+    text(oldText, "oldText");
+    text(newText, "newText");
+    return this.#store("write", file, (s, f) => writeResult(s.replace(f, oldText, newText)));
+  }
+
+  async consolidate(file, content) {
+    text(content, "content");
+    return this.#store("write", file, (s, f) => writeResult(s.consolidate(f, content)));
+  }
+
+  async consolidateIfUnchanged(file, content, expectedHash) {
+    text(content, "content");
+    text(expectedHash, "expectedHash");
+    return this.#store("write", file, (s, f) =>
+      writeResult(s.consolidateIfUnchanged(f, content, expectedHash)),
+    );
+  }
+
+  async assembleSystemPrompt(base = "") {
+    text(base, "base");
+    // Errors name their file in their payload; MEMORY.md only fills describe-error's
+    // argument, as in the Rust host.
+    return this.#store("read", "MEMORY.md", (s) => s.assembleSystemPrompt(base));
+  }
+
+  async composeSystemPrompt(base = "", audit = "off") {
+    text(base, "base");
+    if (!["off", "report", "omit", "refuse"].includes(audit)) {
+      throw new TypeError(`audit must be "off", "report", "omit" or "refuse", got ${JSON.stringify(audit)}`);
+    }
+    return this.#store("read", "MEMORY.md", (s) => {
+      const composed = s.composeSystemPrompt(base, audit);
+      return {
+        text: composed.text,
+        sources: composed.sources.map((source) => ({
+          file: FILE_NAME[source.file],
+          sha256: source.sha256,
+          sizeBytes: Number(source.sizeBytes),
+          included: source.included,
+          findings: source.findings.map(finding),
+        })),
+      };
+    });
+  }
+
+  async audit(file) {
+    return this.#store("read", file, (s, f) => s.audit(f).map(finding));
+  }
+
+  async toolDefinitions() {
+    return this.#run("read", (root) =>
+      root.tools.definitions().map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: JSON.parse(tool.inputSchema),
+      })),
+    );
+  }
+
+  async callTool(name, input, options = {}) {
+    text(name, "name");
+    const inputText = typeof input === "string" ? input : JSON.stringify(input);
+    const { seen, withheld, scan } = options;
+    const policy = {
+      invisibleCharacters: scan?.invisibleCharacters ?? true,
+      injectionPatterns: scan?.injectionPatterns ?? true,
+    };
+    const callOptions =
+      seen === undefined && withheld === undefined
+        ? undefined
+        : { scan: policy, seen: seenVersions(seen), withheld: (withheld ?? []).map(witFile) };
+    return this.#run("write", (root) => {
+      try {
+        let success;
+        if (callOptions) success = root.tools.callWithOptions(name, inputText, callOptions);
+        else if (scan) success = root.tools.callWithPolicy(name, inputText, policy);
+        else success = root.tools.call(name, inputText);
+        return toolSuccess(success);
+      } catch (e) {
+        const refused = componentErrorPayload(e);
+        if (!refused) throw e;
+        const { message, isUserVisible, shown } = refused.payload;
+        throw new ToolError(
+          message,
+          isUserVisible,
+          shown ? { file: FILE_NAME[shown.file], sha256: shown.sha256 } : null,
+        );
+      }
+    });
+  }
+
+  /** A `store` call about `file`; a refusal carries the component's text for it. */
+  #store(access, file, op) {
+    const wit = witFile(file);
+    return this.#run(access, (root) => {
+      try {
+        return op(root.store, wit);
+      } catch (e) {
+        const refused = componentErrorPayload(e);
+        if (!refused) throw e;
+        const message = root.store.describeError(wit, refused.payload);
+        throw storeError(refused.payload, message, wit);
+      }
+    });
+  }
+
+  /** Runs `f` on a fresh instance that sees `.metis/` (created first for a write), then
+   * undoes what a failed write left behind. */
+  async #run(access, f) {
+    const modules = await coreModules();
+    const { present, created } = this.#prepare(access);
+    const owner = randomBytes(8).toString("hex");
+    let value;
+    let failure;
+    try {
+      const shim = new WASIShim({
+        sandbox: {
+          preopens: present ? { [GUEST_METIS_DIR]: this.metisDir } : {},
+          env: { [OWNER_ENV]: owner },
+          args: [],
+          enableNetwork: false,
+        },
+      });
+      const root = instantiate((name) => modules.get(name), shim.getImportObject());
+      value = f(root);
+    } catch (e) {
+      failure = e instanceof MemoryError ? e : new TrapError(`the memory component trapped: ${e?.message ?? e}`, { cause: e });
+    }
+    if (access === "write") {
+      if (failure instanceof TrapError) this.#cleanUpAfterTrap(owner);
+      if (created && failure) {
+        try {
+          fs.rmdirSync(this.metisDir);
+        } catch {
+          // Not empty (another writer's file is there) or already gone: leave it.
+        }
+      }
+    }
+    if (failure) throw failure;
+    return value;
+  }
+
+  /** A trapped instance cannot release its lock or remove its temporary file; both are
+   * named after `owner`, so exactly this call's are removed. The lock is moved aside to
+   * this call's own name before it is inspected (never followed, never read beyond a
+   * token's length); a lock that turns out to be another writer's is put back. */
+  #cleanUpAfterTrap(owner) {
+    const metis = this.metisDir;
+    for (const name of Object.keys(WIT_FILE)) {
+      const lock = path.join(metis, `.${name}.lock`);
+      const aside = path.join(metis, `.${name}.lock.${owner}.aside`);
+      let regular = false;
+      try {
+        regular = fs.lstatSync(lock).isFile();
+      } catch {}
+      if (regular) {
+        let moved = false;
+        try {
+          fs.renameSync(lock, aside);
+          moved = true;
+        } catch {}
+        if (moved) {
+          if (lockOwner(aside) !== BigInt(`0x${owner}`)) {
+            try {
+              fs.linkSync(aside, lock);
+            } catch {}
+          }
+          try {
+            fs.unlinkSync(aside);
+          } catch {}
+        }
+      }
+      for (const leftover of [`.${name}.lock.${owner}`, `.${name}.${owner}.tmp`]) {
+        try {
+          fs.unlinkSync(path.join(metis, leftover));
+        } catch {}
+      }
+    }
+  }
+
+  /** Whether `.metis/` is there to pre-open, and whether this call created it: only a
+   * write creates it. */
+  #prepare(access) {
+    if (access !== "write") return { present: this.#existingMetisDir(), created: false };
+    if (this.#existingMetisDir()) return { present: true, created: false };
+    try {
+      fs.mkdirSync(this.metisDir, { mode: 0o700 });
+      return { present: true, created: true };
+    } catch (e) {
+      if (e.code === "EEXIST") return { present: this.#existingMetisDir(), created: false };
+      throw new WorkspaceError(`cannot create ${this.metisDir}: ${e.message}`, { cause: e });
+    }
+  }
+
+  /** Whether `.metis/` exists; an error if something other than a directory is there, or
+   * a symbolic link this workspace was not told to follow. */
+  #existingMetisDir() {
+    const dir = this.metisDir;
+    let isLink = false;
+    try {
+      isLink = fs.lstatSync(dir).isSymbolicLink();
+    } catch {}
+    if (isLink && !this.#followMetisLink) {
+      let target = "";
+      try {
+        target = fs.readlinkSync(dir);
+      } catch {}
+      throw new WorkspaceError(
+        `${dir} is a symbolic link to ${target}: memory would be read and written outside this workspace, so it is refused (if you keep memory there on purpose, pass { followMetisLink: true } to openWorkspace)`,
+      );
+    }
+    let stat;
+    try {
+      stat = fs.statSync(dir);
+    } catch (e) {
+      if (e.code === "ENOENT") return false;
+      throw new WorkspaceError(`cannot access ${dir}: ${e.message}`, { cause: e });
+    }
+    if (!stat.isDirectory()) throw new WorkspaceError(`${dir} exists but is not a directory`);
+    return true;
+  }
+}
+
+/** The owner token in the lock file at `file`, if it is a regular file (not followed if
+ * it is a link) whose first bytes are an owner text. */
+function lockOwner(file) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    if (!fs.fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(OWNER_TEXT_BYTES);
+    const n = fs.readSync(fd, buffer, 0, OWNER_TEXT_BYTES, 0);
+    const content = buffer.subarray(0, n).toString("latin1");
+    return /^[0-9a-fA-F]{16}\n$/.test(content) ? BigInt(`0x${content.slice(0, 16)}`) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched
+ * until a call is made. */
+export function openWorkspace(root, options) {
+  return new Workspace(root, options);
+}
