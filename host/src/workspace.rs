@@ -315,13 +315,13 @@ impl Workspace {
             // Only a regular file can be a trapped call's lock; anything else planted
             // there (a directory, a link, a FIFO) is left exactly where it is.
             let regular = fs::symlink_metadata(&lock).is_ok_and(|meta| meta.file_type().is_file());
-            if regular && fs::rename(&lock, &aside).is_ok() {
-                if lock_owner(&aside) != Some(owner) {
-                    // Another writer's: put it back, unless a new lock was taken meanwhile.
-                    let _ = fs::hard_link(&aside, &lock);
-                }
-                let _ = fs::remove_file(&aside);
+            if regular && fs::rename(&lock, &aside).is_ok() && lock_owner(&aside) != Some(owner) {
+                // Another writer's: put it back, unless a new lock was taken meanwhile.
+                let _ = fs::hard_link(&aside, &lock);
             }
+            // The aside name is this call's own (the trapped guest may have moved its lock
+            // there itself while releasing it): whatever file is there is ours to remove.
+            let _ = fs::remove_file(&aside);
             let _ = fs::remove_file(metis.join(core::lock::pending_lock_name(file, owner)));
             let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
         }
