@@ -161,7 +161,7 @@ impl MetisDir {
         }
         // The new bytes are in place; syncing the directory makes the rename durable. A
         // failure here cannot undo the write, so it is not reported as one.
-        let _ = dir.sync();
+        sync_dir(dir);
         Ok(())
     }
 }
@@ -212,6 +212,23 @@ fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
         {
             let _ = dir.unlink_file_at(&entry.name);
         }
+    }
+}
+
+/// Syncs `.metis/` through a descriptor of `.` opened under the preopen: some runtimes
+/// refuse `sync` on the preopen's own descriptor (preview2-shim answers `invalid`), none
+/// on a directory opened from it. The preopen itself is the fallback.
+fn sync_dir(dir: &Descriptor) {
+    let synced = dir
+        .open_at(
+            PathFlags::empty(),
+            ".",
+            OpenFlags::DIRECTORY,
+            DescriptorFlags::READ,
+        )
+        .and_then(|here| here.sync());
+    if synced.is_err() {
+        let _ = dir.sync();
     }
 }
 
