@@ -587,3 +587,33 @@ fn the_before_hash_and_size_are_of_the_bytes_read() {
     assert_eq!(result.before_hash, sha256_hex(grown));
     assert_eq!(t.bytes(M).unwrap(), b"first\ngrown meanwhile\nmine\n");
 }
+
+/// The rename that makes a write visible is made durable by syncing `.metis/` through a
+/// descriptor of `.` opened under the preopen (some runtimes refuse `sync` on the preopen
+/// itself): the recorded calls show the sync, after the rename.
+#[test]
+fn the_directory_is_synced_after_the_rename() {
+    let t = TestWorkspace::new();
+    let (hook, calls) = recorder();
+    t.ws.clone()
+        .with_fault_hook(hook)
+        .add_entry(MemoryFile::Memory, "x")
+        .unwrap();
+    let calls = calls.lock().unwrap();
+    let renamed = calls
+        .iter()
+        .position(|c| c.function == "rename-at" && c.to.as_deref() == Some("MEMORY.md"))
+        .expect("the rename");
+    let after: Vec<(&str, Option<&str>)> = calls[renamed + 1..]
+        .iter()
+        .map(|c| (c.function, c.path.as_deref()))
+        .collect();
+    let opened = after
+        .iter()
+        .position(|c| *c == ("open-at", Some(".")))
+        .unwrap_or_else(|| panic!("no descriptor of . opened after the rename: {after:?}"));
+    assert!(
+        after[opened + 1..].iter().any(|(f, _)| *f == "sync"),
+        "no sync after opening .: {after:?}"
+    );
+}
