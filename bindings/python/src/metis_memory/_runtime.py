@@ -248,30 +248,43 @@ def lock_owner(path: Path) -> int | None:
 def clean_up_after_trap(metis: Path, owner: int) -> None:
     """Removes what a trapped instance holding `owner` left: its lock (moved aside to this
     call's own name first, so what is removed is what was inspected; another writer's is
-    put back), its pending lock and its temporary file. Anything else at the lock's name
-    (a directory, a link, a FIFO) is left where it is."""
+    put back), a lock it had itself moved aside when it trapped, its pending lock and its
+    temporary file. Only regular files are touched: anything else at those names (a
+    directory, a link, a FIFO) is left where it is."""
     token = f"{owner:016x}"
     for name in MEMORY_FILE_NAMES:
         lock = metis / f".{name}.lock"
         aside = metis / f".{name}.lock.{token}.aside"
-        try:
-            regular = stat.S_ISREG(os.lstat(lock).st_mode)
-        except OSError:
-            regular = False
-        if regular:
+        # The instance trapped while releasing or breaking a lock, which it moves aside first.
+        if _is_regular(aside):
+            _settle(aside, lock, owner)
+        if _is_regular(lock):
             try:
                 os.rename(lock, aside)
             except OSError:
                 pass
             else:
-                if lock_owner(aside) != owner:
-                    try:
-                        os.link(aside, lock)
-                    except OSError:
-                        pass
-                _unlink(aside)
+                _settle(aside, lock, owner)
         _unlink(metis / f".{name}.lock.{token}")
         _unlink(metis / f".{name}.{token}.tmp")
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _settle(aside: Path, lock: Path, owner: int) -> None:
+    """Removes the lock moved to `aside`; another writer's is put back first, unless a new
+    lock was taken meanwhile."""
+    if lock_owner(aside) != owner:
+        try:
+            os.link(aside, lock)
+        except OSError:
+            pass
+    _unlink(aside)
 
 
 def _unlink(path: Path) -> None:

@@ -1,0 +1,164 @@
+"""The host's duties: fuel and memory limits, a trap that changes nothing (its lock and
+temporary file cleaned up safely), and concurrent writers."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from metis_memory import ComponentTrap, Limits, MemoryStore, _runtime
+from support import snapshot
+
+TOKEN = 0x0123456789ABCDEF
+
+
+def test_running_out_of_fuel_is_a_trap_that_changes_nothing(tmp_path: Path) -> None:
+    MemoryStore(tmp_path).add_entry("MEMORY.md", "fact")
+    before = snapshot(tmp_path / ".metis")
+    starved = MemoryStore(tmp_path, limits=Limits(fuel=10_000))
+    with pytest.raises(ComponentTrap):
+        starved.add_entry("MEMORY.md", "more")
+    assert snapshot(tmp_path / ".metis") == before
+    assert MemoryStore(tmp_path).add_entry("MEMORY.md", "more").before_size_bytes == 5
+
+
+def test_an_argument_beyond_the_memory_limit_is_a_trap_and_the_next_call_works(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path, limits=Limits(memory_bytes=4 << 20))
+    with pytest.raises(ComponentTrap):
+        store.consolidate("MEMORY.md", "x" * (8 << 20))
+    assert not (tmp_path / ".metis").exists()
+    assert store.add_entry("MEMORY.md", "fact").after_size_bytes == 5
+
+
+def add_with_fuel(workspace: Path, fuel: int) -> bool:
+    """Whether an add of `probe` succeeds with `fuel`; the file is put back afterwards."""
+    try:
+        MemoryStore(workspace, limits=Limits(fuel=fuel)).add_entry("MEMORY.md", "probe")
+    except ComponentTrap:
+        return False
+    finally:
+        MemoryStore(workspace).consolidate("MEMORY.md", "fact\n")
+    return True
+
+
+def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    metis = tmp_path / ".metis"
+    MemoryStore(tmp_path).consolidate("MEMORY.md", "fact\n")
+    low, high = 0, 1_000_000_000  # the least fuel an add needs, by bisection
+    while high - low > 100:
+        middle = (low + high) // 2
+        low, high = (low, middle) if add_with_fuel(tmp_path, middle) else (middle, high)
+    fuels = [high * i // 60 for i in range(30, 60)]
+
+    def sweep() -> set[str]:
+        left: set[str] = set()
+        for fuel in fuels:
+            with pytest.raises(ComponentTrap):
+                MemoryStore(tmp_path, limits=Limits(fuel=fuel)).add_entry("MEMORY.md", "more")
+            entries = snapshot(metis)[1]
+            left |= set(entries) - {"MEMORY.md"}
+            for name in set(entries) - {"MEMORY.md"}:  # so the next call need not wait
+                (metis / name).unlink()
+            # Whole or not at all: a trap after the rename (releasing the lock, returning)
+            # leaves the write in place, complete.
+            assert entries["MEMORY.md"][1] in (b"fact\n", b"fact\nmore\n"), fuel
+            MemoryStore(tmp_path).consolidate("MEMORY.md", "fact\n")
+        return left
+
+    assert sweep() == set()
+    # Without the clean-up, some of those traps leave the call's lock or temporary file:
+    # so the sweep does reach the moments the clean-up is for.
+    monkeypatch.setattr(_runtime, "clean_up_after_trap", lambda metis, owner: None)
+    assert any(name.endswith(".lock") for name in sweep())
+
+
+def owner_text(token: int) -> bytes:
+    return f"{token:016x}\n".encode()
+
+
+def test_the_clean_up_removes_only_the_trapped_calls_own_entries(tmp_path: Path) -> None:
+    metis = tmp_path / ".metis"
+    metis.mkdir()
+    (metis / ".MEMORY.md.lock").write_bytes(owner_text(TOKEN))
+    (metis / ".USER.md.lock").write_bytes(owner_text(TOKEN + 1))
+    (metis / f".MEMORY.md.{TOKEN:016x}.tmp").write_bytes(b"half")
+    (metis / f".USER.md.lock.{TOKEN:016x}").write_bytes(owner_text(TOKEN))
+    (metis / f".USER.md.{TOKEN + 1:016x}.tmp").write_bytes(b"another writer's")
+    _runtime.clean_up_after_trap(metis, TOKEN)
+    assert snapshot(metis)[1] == {
+        ".USER.md.lock": ("file", owner_text(TOKEN + 1)),
+        f".USER.md.{TOKEN + 1:016x}.tmp": ("file", b"another writer's"),
+    }
+
+
+def test_the_clean_up_settles_a_lock_the_trapped_call_had_moved_aside(tmp_path: Path) -> None:
+    metis = tmp_path / ".metis"
+    metis.mkdir()
+    # Releasing its own lock, and breaking another writer's, when it trapped.
+    (metis / f".MEMORY.md.lock.{TOKEN:016x}.aside").write_bytes(owner_text(TOKEN))
+    (metis / f".USER.md.lock.{TOKEN:016x}.aside").write_bytes(owner_text(TOKEN + 1))
+    _runtime.clean_up_after_trap(metis, TOKEN)
+    assert snapshot(metis)[1] == {".USER.md.lock": ("file", owner_text(TOKEN + 1))}
+
+
+@pytest.mark.parametrize("planted", ["directory", "link to a lock", "link to /dev/zero", "fifo"])
+def test_the_clean_up_leaves_a_planted_entry_at_the_lock_name(tmp_path: Path, planted: str) -> None:
+    metis = tmp_path / ".metis"
+    metis.mkdir()
+    lock = metis / ".USER.md.lock"
+    outside = tmp_path / "outside"
+    outside.write_bytes(owner_text(TOKEN))
+    match planted:
+        case "directory":
+            lock.mkdir()
+        case "link to a lock":
+            lock.symlink_to(outside)
+        case "link to /dev/zero":
+            lock.symlink_to("/dev/zero")
+        case "fifo":
+            os.mkfifo(lock)
+    before = snapshot(metis)
+    _runtime.clean_up_after_trap(metis, TOKEN)
+    assert snapshot(metis) == before
+    assert outside.read_bytes() == owner_text(TOKEN)
+
+
+def test_lock_owner_reads_a_token_and_nothing_through_links_or_fifos(tmp_path: Path) -> None:
+    lock = tmp_path / "lock"
+    lock.write_bytes(owner_text(TOKEN))
+    assert _runtime.lock_owner(lock) == TOKEN
+    lock.write_bytes(owner_text(TOKEN)[:-1])
+    assert _runtime.lock_owner(lock) is None
+    lock.write_bytes(b"0123456789abcdeg\n")
+    assert _runtime.lock_owner(lock) is None
+    link = tmp_path / "link"
+    link.symlink_to("/dev/zero")
+    assert _runtime.lock_owner(link) is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _runtime.lock_owner(fifo) is None  # returns at once: opened without blocking
+
+
+def test_concurrent_writers_in_threads_lose_nothing(tmp_path: Path) -> None:
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            store = MemoryStore(tmp_path)
+            for i in range(5):
+                store.add_entry("MEMORY.md", f"writer {n} entry {i}")
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    lines = MemoryStore(tmp_path).read("MEMORY.md").splitlines()
+    assert sorted(lines) == sorted(f"writer {n} entry {i}" for n in range(4) for i in range(5))
+    assert set(os.listdir(tmp_path / ".metis")) == {"MEMORY.md"}
