@@ -440,18 +440,17 @@ class Workspace {
           fs.renameSync(lock, aside);
           moved = true;
         } catch {}
-        if (moved) {
-          if (lockOwner(aside) !== BigInt(`0x${owner}`)) {
-            try {
-              fs.linkSync(aside, lock);
-            } catch {}
-          }
+        if (moved && lockOwner(aside) !== BigInt(`0x${owner}`)) {
+          // Another writer's: put it back, unless a new lock was taken meanwhile.
           try {
-            fs.unlinkSync(aside);
+            fs.linkSync(aside, lock);
           } catch {}
         }
       }
-      for (const leftover of [`.${name}.lock.${owner}`, `.${name}.${owner}.tmp`]) {
+      // The aside name is this call's own (the trapped guest may have moved its lock
+      // there itself while releasing it): whatever file is there is ours to remove.
+      const leftovers = [`.${name}.lock.${owner}.aside`, `.${name}.lock.${owner}`, `.${name}.${owner}.tmp`];
+      for (const leftover of leftovers) {
         try {
           fs.unlinkSync(path.join(metis, leftover));
         } catch {}
