@@ -1,0 +1,68 @@
+// Wraps the methods of preview2-shim's filesystem resources (the same module instance the
+// installed package runs on), to record each WASI filesystem call the guest makes and
+// what the shim answered, or to make one of them throw (a trap, as a host bug would).
+
+import { filesystem } from "@bytecodealliance/preview2-shim";
+
+const prototypes = [
+  filesystem.types.Descriptor.prototype,
+  filesystem.types.DirectoryEntryStream.prototype,
+];
+
+function describe(arg) {
+  if (typeof arg === "string") return JSON.stringify(arg);
+  if (arg instanceof Uint8Array) return `<${arg.length} bytes>`;
+  if (arg instanceof filesystem.types.Descriptor) return "<descriptor>";
+  if (arg && typeof arg === "object") {
+    const on = Object.entries(arg).filter(([, v]) => v === true).map(([k]) => k);
+    return `{${on.join(",")}}`;
+  }
+  return String(arg);
+}
+
+/** Runs `f` with every filesystem method wrapped by `around(name, args, call)`; restores
+ * them afterwards. */
+export async function withHook(around, f) {
+  const saved = [];
+  for (const proto of prototypes) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const original = proto[name];
+      if (name === "constructor" || typeof original !== "function") continue;
+      saved.push([proto, name, original]);
+      proto[name] = function (...args) {
+        return around(name, args, () => original.apply(this, args));
+      };
+    }
+  }
+  try {
+    return await f();
+  } finally {
+    for (const [proto, name, original] of saved) proto[name] = original;
+  }
+}
+
+/** Runs `f`, returning its value and the calls made: `{name, args, error}` each, `error`
+ * being the WASI error code a call was answered with (undefined when it succeeded). */
+export async function traced(f) {
+  const calls = [];
+  const value = await withHook(
+    (name, args, call) => {
+      const record = { name, args: args.map(describe), error: undefined };
+      calls.push(record);
+      try {
+        return call();
+      } catch (e) {
+        record.error = typeof e === "string" ? e : `threw ${e?.message ?? e}`;
+        throw e;
+      }
+    },
+    f,
+  );
+  return { value, calls };
+}
+
+export function show(calls) {
+  return calls
+    .map((c) => `${c.name}(${c.args.join(", ")}) -> ${c.error ?? "ok"}`)
+    .join("\n");
+}
