@@ -81,8 +81,13 @@ def test_an_unknown_file_name_is_a_value_error_that_touches_nothing(tmp_path: Pa
 def test_write_result_is_a_frozen_dataclass_with_the_spec_fields(tmp_path: Path) -> None:
     names = [f.name for f in dataclasses.fields(WriteResult)]
     assert names == [
-        "file", "before_hash", "after_hash", "before_size_bytes",
-        "after_size_bytes", "over_soft_cap", "over_hard_cap",
+        "file",
+        "before_hash",
+        "after_hash",
+        "before_size_bytes",
+        "after_size_bytes",
+        "over_soft_cap",
+        "over_hard_cap",
     ]
     result = MemoryStore(tmp_path).add_entry(MemoryFile.MEMORY, "fact")
     assert result.before_hash == EMPTY and result.before_size_bytes == 0
@@ -90,7 +95,9 @@ def test_write_result_is_a_frozen_dataclass_with_the_spec_fields(tmp_path: Path)
         result.over_soft_cap = True  # type: ignore[misc]
 
 
-def test_workspace_path_is_absolute_with_home_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workspace_path_is_absolute_with_home_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     assert MemoryStore("~/project").workspace_path == str(tmp_path.resolve() / "project")
     monkeypatch.chdir(tmp_path)
@@ -111,7 +118,9 @@ def test_a_refused_first_write_leaves_no_metis(tmp_path: Path) -> None:
     with pytest.raises(MemoryHardCapExceeded) as refused:
         store.consolidate(MemoryFile.MEMORY, "x" * 4097)
     assert (refused.value.file, refused.value.attempted_size, refused.value.hard_cap) == (
-        MemoryFile.MEMORY, 4097, 4096,
+        MemoryFile.MEMORY,
+        4097,
+        4096,
     )
     assert str(refused.value) == (
         "MEMORY.md write rejected: 4097 bytes exceeds hard cap 4096; consolidate before adding more"
@@ -126,7 +135,11 @@ def test_each_store_refusal_is_a_typed_value_error_with_the_components_text(tmp_
     metis = tmp_path / ".metis"
     cases = [
         (lambda: store.add_entry("MEMORY.md", " \n\x1c "), EmptyEntry, "entry must be non-empty"),
-        (lambda: store.replace("MEMORY.md", "a", "b"), NothingToReplace, "MEMORY.md is empty; nothing to replace"),
+        (
+            lambda: store.replace("MEMORY.md", "a", "b"),
+            NothingToReplace,
+            "MEMORY.md is empty; nothing to replace",
+        ),
     ]
     for call, kind, message in cases:
         with pytest.raises(kind, match=f"^{message}$"):
@@ -136,7 +149,10 @@ def test_each_store_refusal_is_a_typed_value_error_with_the_components_text(tmp_
         store.replace("MEMORY.md", "coffee", "x")
     with pytest.raises(ReplaceSourceNotUnique) as many:
         store.replace("MEMORY.md", "tea", "x")
-    assert many.value.count == 2 and str(many.value) == "replace source appears 2 times in MEMORY.md; must be unique"
+    assert (
+        many.value.count == 2
+        and str(many.value) == "replace source appears 2 times in MEMORY.md; must be unique"
+    )
     (metis / "USER.md").write_bytes(b"hello \xff")
     with pytest.raises(InvalidUtf8) as invalid:
         store.read("USER.md")
@@ -225,17 +241,25 @@ def test_tools_return_dataclasses_with_the_events(tmp_path: Path) -> None:
     definitions = store.tool_definitions()
     assert [d.name for d in definitions] == ["memory_add", "memory_replace", "memory_consolidate"]
     assert definitions[0].input_schema["required"] == ["file", "entry"]
-    outcome = store.call_tool("memory_consolidate", json.dumps({"file": "USER.md", "content": "x" * 1600}))
+    outcome = store.call_tool(
+        "memory_consolidate", json.dumps({"file": "USER.md", "content": "x" * 1600})
+    )
     assert isinstance(outcome, ToolSuccess) and not outcome.is_error
-    assert outcome.text == "consolidated USER.md: 0 → 1600 bytes — over soft cap; consider memory_consolidate"
+    assert (
+        outcome.text
+        == "consolidated USER.md: 0 → 1600 bytes — over soft cap; consider memory_consolidate"
+    )
     updated, eviction = (e.to_dict() for e in outcome.events)
     assert updated["type"] == "memory.updated" and eviction["type"] == "memory.eviction"
     assert updated["payload"]["after_hash"] == outcome.result.after_hash
     assert json.loads(json.dumps(eviction)) == {
         "type": "memory.eviction",
         "payload": {
-            "file": "USER.md", "trigger": "size_cap_exceeded", "entries_evicted": 0,
-            "size_before_bytes": 0, "size_after_bytes": 1600,
+            "file": "USER.md",
+            "trigger": "size_cap_exceeded",
+            "entries_evicted": 0,
+            "size_before_bytes": 0,
+            "size_after_bytes": 1600,
         },
     }
     refusal = store.call_tool("memory_forget", "{}")
@@ -247,12 +271,18 @@ def test_a_stale_consolidate_is_refused_with_what_the_model_has_not_seen(tmp_pat
     store.add_entry("MEMORY.md", "- mine")
     seen = {s.file: s.sha256 for s in store.compose_system_prompt("base").sources}
     MemoryStore(tmp_path).add_entry("MEMORY.md", "- another session's")
-    stale = store.call_tool("memory_consolidate", {"file": "MEMORY.md", "content": "- mine\n"}, seen=seen)
+    stale = store.call_tool(
+        "memory_consolidate", {"file": "MEMORY.md", "content": "- mine\n"}, seen=seen
+    )
     assert isinstance(stale, ToolRefusal) and stale.shown is not None
     assert "another session's" in stale.message
     retry = store.call_tool(
-        "memory_consolidate", {"file": "MEMORY.md", "content": "- mine\n- another session's\n"}, seen=[stale.shown]
+        "memory_consolidate",
+        {"file": "MEMORY.md", "content": "- mine\n- another session's\n"},
+        seen=[stale.shown],
     )
     assert isinstance(retry, ToolSuccess)
-    withheld = store.call_tool("memory_add", {"file": "USER.md", "entry": "x"}, withheld=["USER.md"])
+    withheld = store.call_tool(
+        "memory_add", {"file": "USER.md", "entry": "x"}, withheld=["USER.md"]
+    )
     assert isinstance(withheld, ToolRefusal) and not (tmp_path / ".metis" / "USER.md").exists()

@@ -25,7 +25,11 @@ def start(cache: Path | str, workspace: Path) -> str:
     env = dict(os.environ, METIS_MEMORY_CACHE_DIR=str(cache))
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(workspace)],
-        env=env, capture_output=True, text=True, check=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return done.stdout.strip()
 
@@ -59,7 +63,9 @@ def test_a_corrupt_or_truncated_cache_is_compiled_again(cache: Path, tmp_path: P
         assert compiled.read_bytes() == good, "the cache was not rewritten"
 
 
-def test_a_checksummed_file_that_is_not_a_compiled_component_is_compiled_again(cache: Path, tmp_path: Path) -> None:
+def test_a_checksummed_file_that_is_not_a_compiled_component_is_compiled_again(
+    cache: Path, tmp_path: Path
+) -> None:
     import hashlib
 
     from metis_memory import _runtime
@@ -67,7 +73,9 @@ def test_a_checksummed_file_that_is_not_a_compiled_component_is_compiled_again(c
     start(cache, tmp_path)
     [compiled] = cached_files(cache)
     payload = b"\x7fELF not really"
-    compiled.write_bytes(_runtime.MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    compiled.write_bytes(
+        _runtime.MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    )
     assert start(cache, tmp_path) == "compiled"
 
 

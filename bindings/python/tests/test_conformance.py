@@ -22,7 +22,9 @@ from metis_memory import (
 from support import Entry, content, snapshot
 
 HERE = Path(__file__).resolve().parent
-CONFORMANCE = Path(os.environ.get("METIS_CONFORMANCE_DIR", HERE.parents[2] / "tests" / "conformance"))
+CONFORMANCE = Path(
+    os.environ.get("METIS_CONFORMANCE_DIR", HERE.parents[2] / "tests" / "conformance")
+)
 MEMORY_FILES = ("MEMORY.md", "USER.md")
 
 
@@ -74,7 +76,11 @@ def error_json(error: Exception) -> dict[str, Any]:
 
 def run_step(store: MemoryStore, step: dict[str, Any]) -> dict[str, Any]:
     if "tool" in step:
-        payload = json.dumps(step["input"], ensure_ascii=False) if "input" in step else text(step, "input_text")
+        payload = (
+            json.dumps(step["input"], ensure_ascii=False)
+            if "input" in step
+            else text(step, "input_text")
+        )
         outcome = store.call_tool(
             step["tool"], payload, seen=step.get("seen"), withheld=step.get("withheld", ())
         )
@@ -83,7 +89,15 @@ def run_step(store: MemoryStore, step: dict[str, Any]) -> dict[str, Any]:
             events = [e.to_dict() for e in outcome.events]
             return {"ok": plain({"text": outcome.text, "result": result, "events": events})}
         shown = None if outcome.shown is None else vars(outcome.shown)
-        return {"error": plain({"message": outcome.message, "is_user_visible": outcome.is_user_visible, "shown": shown})}
+        return {
+            "error": plain(
+                {
+                    "message": outcome.message,
+                    "is_user_visible": outcome.is_user_visible,
+                    "shown": shown,
+                }
+            )
+        }
     op, file = step["op"], step.get("file")
     try:
         match op:
@@ -100,13 +114,17 @@ def run_step(store: MemoryStore, step: dict[str, Any]) -> dict[str, Any]:
             case "consolidate":
                 value = write_result_json(store.consolidate(file, text(step, "content")))
             case "consolidate-if-unchanged":
-                result = store.consolidate_if_unchanged(file, text(step, "content"), step["expected_hash"])
+                result = store.consolidate_if_unchanged(
+                    file, text(step, "content"), step["expected_hash"]
+                )
                 value = write_result_json(result)
             case "assemble-system-prompt":
                 value = store.assemble_system_prompt(text(step, "base"))
             case "compose-system-prompt":
                 prompt = store.compose_system_prompt(text(step, "base"), step.get("audit", "off"))
-                sources = [vars(s) | {"findings": [vars(f) for f in s.findings]} for s in prompt.sources]
+                sources = [
+                    vars(s) | {"findings": [vars(f) for f in s.findings]} for s in prompt.sources
+                ]
                 value = {"text": prompt.text, "sources": sources}
             case "tool-definitions":
                 value = [t.to_dict() for t in store.tool_definitions()]
@@ -124,12 +142,14 @@ def expect_match(expected: Any, actual: Any, path: str = "") -> None:
         for key, value in expected.items():
             if key == "message_starts_with":
                 message = actual.get("message", "")
-                assert message.startswith(value), f"{path}.message: {message!r} does not start with {value!r}"
+                assert message.startswith(value), (
+                    f"{path}.message: {message!r} does not start with {value!r}"
+                )
                 continue
             assert key in actual, f"{path}.{key}: missing"
             expect_match(value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for i, (want, got) in enumerate(zip(expected, actual)):
+        for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
             expect_match(want, got, f"{path}[{i}]")
     else:
         assert expected == actual and type(expected) is type(actual), (
@@ -141,7 +161,11 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def check_invariants(actual: dict[str, Any], before: tuple[bool, dict[str, Entry]], after: tuple[bool, dict[str, Entry]]) -> None:
+def check_invariants(
+    actual: dict[str, Any],
+    before: tuple[bool, dict[str, Entry]],
+    after: tuple[bool, dict[str, Entry]],
+) -> None:
     """A refused call changes nothing; no entry but the memory files appears; a write's
     hashes and sizes are those of the bytes before and after, repeated by `memory.updated`."""
     if "error" in actual:
@@ -178,12 +202,18 @@ def check_invariants(actual: dict[str, Any], before: tuple[bool, dict[str, Entry
 
 def check_final(expected: dict[str, Any], found: tuple[bool, dict[str, Entry]]) -> None:
     """`final` is exhaustive: exactly the entries it names, and `.metis/` as `metis_dir` says."""
-    assert found[0] == expected.get("metis_dir", True), f".metis/ exists: {found[0]} (holding {found[1]})"
+    assert found[0] == expected.get("metis_dir", True), (
+        f".metis/ exists: {found[0]} (holding {found[1]})"
+    )
     wanted: dict[str, Entry] = {}
     for name, spec in expected.items():
         if name == "metis_dir" or spec is None:
             continue
-        wanted[name] = ("directory", None) if isinstance(spec, dict) and "directory" in spec else ("file", content(spec))
+        wanted[name] = (
+            ("directory", None)
+            if isinstance(spec, dict) and "directory" in spec
+            else ("file", content(spec))
+        )
     assert found[1] == wanted
 
 

@@ -25,7 +25,9 @@ def test_running_out_of_fuel_is_a_trap_that_changes_nothing(tmp_path: Path) -> N
     assert MemoryStore(tmp_path).add_entry("MEMORY.md", "more").before_size_bytes == 5
 
 
-def test_an_argument_beyond_the_memory_limit_is_a_trap_and_the_next_call_works(tmp_path: Path) -> None:
+def test_an_argument_beyond_the_memory_limit_is_a_trap_and_the_next_call_works(
+    tmp_path: Path,
+) -> None:
     store = MemoryStore(tmp_path, limits=Limits(memory_bytes=4 << 20))
     with pytest.raises(ComponentTrap):
         store.consolidate("MEMORY.md", "x" * (8 << 20))
@@ -44,7 +46,9 @@ def add_with_fuel(workspace: Path, fuel: int) -> bool:
     return True
 
 
-def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     metis = tmp_path / ".metis"
     MemoryStore(tmp_path).consolidate("MEMORY.md", "fact\n")
     low, high = 0, 1_000_000_000  # the least fuel an add needs, by bisection

@@ -83,7 +83,7 @@ def tool_definition(value: Any) -> ToolDefinition:
 
 
 def event(value: Variant) -> MemoryEvent:
-    p = value.payload
+    p: Any = value.payload
     if value.tag == "updated":
         return MemoryUpdated(
             file=FILE_FROM_WIT[p.file],
@@ -104,7 +104,7 @@ def event(value: Variant) -> MemoryEvent:
 
 def tool_outcome(value: Variant) -> ToolSuccess | ToolRefusal:
     """`result<tool-success, tool-error>`: both are records, so wasmtime-py tags them."""
-    p = value.payload
+    p: Any = value.payload
     if value.tag == "ok":
         return ToolSuccess(
             text=p.text,
@@ -125,7 +125,7 @@ def scan_policy(policy: ScanPolicy) -> Record:
 
 def store_error(error: Variant, message: str, file: MemoryFile) -> errors.MemoryStoreError:
     """The exception for a `store-error` and its `describe-error` text."""
-    p = error.payload
+    p: Any = error.payload
     match error.tag:
         case "hard-cap-exceeded":
             return errors.MemoryHardCapExceeded(

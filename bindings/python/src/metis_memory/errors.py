@@ -117,9 +117,7 @@ class MemoryFlagged(MemoryStoreError):
 
     kind = "flagged"
 
-    def __init__(
-        self, message: str, file: MemoryFile, findings: tuple[AuditFinding, ...]
-    ) -> None:
+    def __init__(self, message: str, file: MemoryFile, findings: tuple[AuditFinding, ...]) -> None:
         super().__init__(message, file)
         self.findings = findings
 

@@ -85,15 +85,18 @@ class MemoryStore:
 
     def read(self, file: MemoryFile | str) -> str:
         """The file's text; `""` when it is missing."""
-        return self._store(_Access.READ, file, "read")
+        value: str = self._store(_Access.READ, file, "read")
+        return value
 
     def exists(self, file: MemoryFile | str) -> bool:
         """Whether the file exists (a 0-byte file does)."""
-        return self._store(_Access.READ, file, "exists")
+        value: bool = self._store(_Access.READ, file, "exists")
+        return value
 
     def size_bytes(self, file: MemoryFile | str) -> int:
         """The file's size in bytes on disk; 0 when it is missing."""
-        return self._store(_Access.READ, file, "size-bytes")
+        value: int = self._store(_Access.READ, file, "size-bytes")
+        return value
 
     # Writes: each returns a WriteResult or raises a MemoryStoreError.
 
@@ -103,9 +106,7 @@ class MemoryStore:
 
     def replace(self, file: MemoryFile | str, old_text: str, new_text: str) -> WriteResult:
         """Replaces the one occurrence of `old_text` with `new_text`."""
-        return _wit.write_result(
-            self._store(_Access.WRITE, file, "replace", old_text, new_text)
-        )
+        return _wit.write_result(self._store(_Access.WRITE, file, "replace", old_text, new_text))
 
     def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
         """Makes `new_content` the whole file, byte for byte."""
@@ -136,7 +137,8 @@ class MemoryStore:
 
     def assemble_system_prompt(self, base: str) -> str:
         """`base`, then the USER.md and MEMORY.md sections (empty ones left out)."""
-        return self._store(_Access.READ, MemoryFile.MEMORY, "assemble-system-prompt", base)
+        prompt: str = self._store(_Access.READ, MemoryFile.MEMORY, "assemble-system-prompt", base)
+        return prompt
 
     def compose_system_prompt(
         self, base: str, audit: AuditPolicy | str = AuditPolicy.OFF
@@ -188,7 +190,10 @@ class MemoryStore:
         else:
             options = _wit.record(
                 scan=_wit.scan_policy(scan or ScanPolicy()),
-                seen=[_wit.record(file=_wit.FILE_TO_WIT[v.file], sha256=v.sha256) for v in _versions(seen)],
+                seen=[
+                    _wit.record(file=_wit.FILE_TO_WIT[v.file], sha256=v.sha256)
+                    for v in _versions(seen)
+                ],
                 withheld=withheld,
             )
             function, args = "call-with-options", (name, text, options)
