@@ -200,7 +200,20 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
 /// older than its own lease belongs to a breaker that died (which no later waiter would
 /// otherwise look at, since it only looks when it finds the lock stale).
 fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
-    let Ok(entries) = dir.read_directory() else {
+    // Listed through a descriptor of `.` opened under the preopen: preview2-shim refuses
+    // to list the preopen's own descriptor (`bad-descriptor`), so under Node nothing a
+    // crashed writer left would ever be removed. The preopen itself is the fallback.
+    let here = dir.open_at(
+        PathFlags::empty(),
+        ".",
+        OpenFlags::DIRECTORY,
+        DescriptorFlags::READ,
+    );
+    let listed = match &here {
+        Ok(here) => here.read_directory().or_else(|_| dir.read_directory()),
+        Err(_) => dir.read_directory(),
+    };
+    let Ok(entries) = listed else {
         return;
     };
     while let Ok(Some(entry)) = entries.read_directory_entry() {

@@ -137,10 +137,12 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
             &[Fault::Trap, Fault::Fail(ErrorCode::Io)]
         };
         // The only failures a write may shrug off: listing and removing leftovers (a
-        // pending lock file, stale files), and everything after the rename that made it
-        // visible (the directory sync, the release of the lock).
+        // pending lock file, stale files; the listing opens `.` under the preopen first),
+        // and everything after the rename that made it visible (the directory sync, the
+        // release of the lock).
         let may_tolerate = index > rename
             || matches!(call.function, "read-directory" | "read-directory-entry")
+            || (call.function == "open-at" && call.path.as_deref() == Some("."))
             || (call.function == "unlink-file-at"
                 && call
                     .path
