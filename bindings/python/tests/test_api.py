@@ -286,3 +286,12 @@ def test_a_stale_consolidate_is_refused_with_what_the_model_has_not_seen(tmp_pat
         "memory_add", {"file": "USER.md", "entry": "x"}, withheld=["USER.md"]
     )
     assert isinstance(withheld, ToolRefusal) and not (tmp_path / ".metis" / "USER.md").exists()
+
+
+def test_an_argument_the_component_cannot_take_writes_nothing(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path)
+    with pytest.raises(TypeError):
+        store.add_entry("MEMORY.md", 123)  # type: ignore[arg-type]
+    with pytest.raises(UnicodeEncodeError):
+        store.add_entry("MEMORY.md", "a lone \ud800 surrogate")
+    assert not (tmp_path / ".metis").exists()

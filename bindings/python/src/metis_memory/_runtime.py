@@ -69,7 +69,7 @@ def load_cached(engine: Engine, path: Path) -> Component | None:
     """The compiled component at `path`, if it is a regular file of this user's, not
     writable by others, whose checksum matches; `None` otherwise (then it is recompiled)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as f:
