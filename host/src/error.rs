@@ -2,8 +2,8 @@ use std::fmt;
 
 use crate::StoreError;
 
-/// Why a call on a [`Workspace`](crate::Workspace) failed. In every case nothing on disk
-/// changed.
+/// Why a call on a [`Workspace`](crate::Workspace) failed. Nothing on disk changed, except
+/// in one case of [`Error::Trap`], which says so.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// The store refused the operation. `message` is the store's own text for it (the
@@ -13,7 +13,10 @@ pub enum Error {
     /// store refused the write. `message` is the text for the model.
     Tool(crate::ToolError),
     /// The component trapped: it ran out of fuel or memory, or hit a bug (a guest panic
-    /// traps). Nothing on disk changed, and the next call runs on a fresh instance.
+    /// traps). The file holds its old bytes, or its new ones if the trap came after the
+    /// rename that makes a write visible (in its last steps: the directory sync, releasing
+    /// the lock); never a mix, and no lock or temporary file of the call is left. Read the
+    /// file to know which. The next call runs on a fresh instance.
     Trap(String),
     /// The workspace's `.metis/` could not be pre-opened or created (for example, it is a
     /// regular file, or the workspace is not writable).
