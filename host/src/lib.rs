@@ -126,6 +126,11 @@ impl EvictionTrigger {
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The Rust examples of `docs/api.md` (embedding, tool calls), compiled the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/api.md")]
+pub struct ApiDocDoctests;
+
 impl MemoryFile {
     /// Both files, in the order listings show them.
     pub const ALL: [MemoryFile; 2] = [MemoryFile::Memory, MemoryFile::User];
