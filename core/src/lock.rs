@@ -1,5 +1,5 @@
-//! The cross-process write lock's names and timing (the protocol is in the README's
-//! "Concurrent writers" section; the guest's `lock.rs` carries it out).
+//! The cross-process write lock's names and timing (the protocol is in
+//! docs/reliability.md, "Concurrent writers"; the guest's `lock.rs` carries it out).
 
 use alloc::format;
 use alloc::string::String;

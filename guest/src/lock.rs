@@ -1,5 +1,5 @@
 //! The cross-process write lock: an exclusive-create lock file with a lease, and safe
-//! breaking of a stale one (the protocol is in the README's "Concurrent writers").
+//! breaking of a stale one (the protocol is in docs/reliability.md, "Concurrent writers").
 //!
 //! wasi:filesystem 0.2 has no locks, so everything here is built from operations every
 //! host implements atomically: exclusive create, hard link, unlink and stat. A lock is

@@ -189,7 +189,7 @@ pub(crate) enum Refusal {
     HardCap(usize),
 }
 
-/// The refusal's text: CONTRACT §3's where it gives one, the README's for invalid UTF-8.
+/// The refusal's text: CONTRACT §3's where it gives one, docs/behaviour.md's for invalid UTF-8.
 pub(crate) fn refusal_text(memory_file: MemoryFile, refusal: &Refusal) -> String {
     let file = name(memory_file);
     match refusal {

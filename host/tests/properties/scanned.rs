@@ -46,7 +46,7 @@ pub(crate) static CORPUS: LazyLock<Corpus> = LazyLock::new(|| {
     }
 });
 
-/// The rules of the scan's invisible-characters part (README "Memory poisoning"); every
+/// The rules of the scan's invisible-characters part (docs/security.md, "Memory poisoning"); every
 /// other rule belongs to its injection-patterns part.
 const CHARACTER_RULES: [&str; 7] = [
     "control-character",
@@ -84,7 +84,7 @@ pub(crate) fn runs_rule(policy: ScanPolicy, id: &str) -> bool {
     }
 }
 
-/// The rule a scan refusal names, if `message` is one (README "Memory poisoning").
+/// The rule a scan refusal names, if `message` is one (docs/security.md, "Memory poisoning").
 pub(crate) fn scan_rule(message: &str, file: MemoryFile) -> Option<String> {
     let prefix = format!(
         "{} write refused by the memory poisoning scan [",

@@ -358,7 +358,7 @@ enum Invalid {
     Properties(Vec<String>),
 }
 
-/// CONTRACT §5's schemas (and the README's choice of refusing a property given twice),
+/// CONTRACT §5's schemas (and docs/api.md's choice of refusing a property given twice),
 /// applied to the members as generated: the write a valid call makes.
 fn model_call(tool: &str, input: &Input) -> Result<(MemoryFile, Edit), Invalid> {
     let properties: &[&str] = match tool {
