@@ -87,10 +87,10 @@ impl Guest for Component {
     }
 
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
+        // One composition path: `compose-system-prompt` without the audit, text only.
         let dir = MetisDir::open();
-        let user = read_text(&dir, core::MemoryFile::User)?;
-        let memory = read_text(&dir, core::MemoryFile::Memory)?;
-        Ok(core::assemble_system_prompt(&base, &user, &memory))
+        let policy = core::audit::AuditPolicy::Off;
+        Ok(core::compose_system_prompt(&base, |file| dir.read(file), policy)?.text)
     }
 
     fn compose_system_prompt(
