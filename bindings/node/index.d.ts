@@ -107,13 +107,31 @@ export interface OpenOptions {
   /** Use `.metis` even when it is a symbolic link (refused by default: a cloned
    * repository could point it at another project's memory, or anywhere). */
   followMetisLink?: boolean;
+  /** What one call may use; exceeding either is a {@link TrapError} that changes nothing.
+   * Defaults: {@link DEFAULT_LIMITS}. */
+  limits?: Partial<Limits>;
 }
+
+/** What one call of the component may use. */
+export interface Limits {
+  /** Units charged on every function entry and loop iteration of the guest (coarser than
+   * wasmtime's per-instruction fuel, so the default differs from the Rust host's). */
+  fuel: number;
+  /** Bytes of linear memory the guest may grow to. */
+  memoryBytes: number;
+}
+
+/** 100 million units of fuel and 64 MiB: a write at the hard cap uses well under 1% of
+ * either. */
+export const DEFAULT_LIMITS: Readonly<Limits>;
 
 /** A workspace whose `.metis/` holds the memory files. Every call reads the files fresh,
  * on a fresh instance of the component that sees only `.metis/`. */
 export interface Workspace {
   readonly root: string;
   readonly metisDir: string;
+  /** The limits every call of this workspace runs under. */
+  readonly limits: Readonly<Limits>;
   /** The file's text; `""` when missing. */
   read(file: MemoryFileName): Promise<string>;
   exists(file: MemoryFileName): Promise<boolean>;

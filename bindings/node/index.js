@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
+import { fuelSpent, meterCoreModule, setFuel } from "./meter.js";
 
 /** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
 const GUEST_METIS_DIR = ".metis";
@@ -85,24 +86,48 @@ export class TrapError extends MemoryError {}
 export class WorkspaceError extends MemoryError {}
 
 // ---------------------------------------------------------------------------------------
-// The component: compiled once per process, instantiated per call.
+// The component: compiled once per process (and memory limit), instantiated per call.
 
-let compiled;
+/** What one call may use, as the Rust and Python hosts' `Limits`. Fuel here is counted
+ * per function entry and loop iteration (meter.js), so its default is not wasmtime's. */
+export const DEFAULT_LIMITS = Object.freeze({ fuel: 100_000_000, memoryBytes: 64 << 20 });
 
-function coreModules() {
-  compiled ??= (async () => {
-    const dir = fileURLToPath(new URL("./gen/", import.meta.url));
-    const names = (await readdir(dir)).filter((name) => name.endsWith(".wasm"));
-    const modules = new Map();
-    for (const name of names) {
-      modules.set(name, await WebAssembly.compile(await readFile(path.join(dir, name))));
+/** The core module that holds the guest's code and memory; the others are jco's. */
+const GUEST_CORE_MODULE = "metis_memory.core.wasm";
+
+const compiled = new Map();
+
+function coreModules(memoryBytes) {
+  let modules = compiled.get(memoryBytes);
+  if (!modules) {
+    modules = (async () => {
+      const dir = fileURLToPath(new URL("./gen/", import.meta.url));
+      const names = (await readdir(dir)).filter((name) => name.endsWith(".wasm"));
+      const out = new Map();
+      for (const name of names) {
+        let bytes = await readFile(path.join(dir, name));
+        if (name === GUEST_CORE_MODULE) bytes = meterCoreModule(bytes, memoryBytes);
+        out.set(name, await WebAssembly.compile(bytes));
+      }
+      if (!out.has(GUEST_CORE_MODULE)) throw new Error(`${GUEST_CORE_MODULE} is missing`);
+      return out;
+    })().catch((error) => {
+      compiled.delete(memoryBytes);
+      throw new TrapError(`cannot load the memory component: ${error.message}`, { cause: error });
+    });
+    compiled.set(memoryBytes, modules);
+  }
+  return modules;
+}
+
+function limitsOption(limits = {}) {
+  const out = { ...DEFAULT_LIMITS, ...limits };
+  for (const key of ["fuel", "memoryBytes"]) {
+    if (!Number.isSafeInteger(out[key]) || out[key] <= 0) {
+      throw new TypeError(`limits.${key} must be a positive integer, got ${out[key]}`);
     }
-    return modules;
-  })().catch((error) => {
-    compiled = undefined;
-    throw new TrapError(`cannot load the memory component: ${error.message}`, { cause: error });
-  });
-  return compiled;
+  }
+  return Object.freeze({ fuel: out.fuel, memoryBytes: out.memoryBytes });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -239,14 +264,20 @@ function seenVersions(seen) {
 class Workspace {
   #root;
   #followMetisLink;
+  #limits;
 
   constructor(root, options = {}) {
     this.#root = path.resolve(text(root, "workspace path"));
     this.#followMetisLink = options.followMetisLink === true;
+    this.#limits = limitsOption(options.limits);
   }
 
   get root() {
     return this.#root;
+  }
+
+  get limits() {
+    return this.#limits;
   }
 
   get metisDir() {
@@ -388,11 +419,12 @@ class Workspace {
   /** Runs `f` on a fresh instance that sees `.metis/` (created first for a write), then
    * undoes what a failed write left behind. */
   async #run(access, f) {
-    const modules = await coreModules();
+    const modules = await coreModules(this.#limits.memoryBytes);
     const { present, created } = this.#prepare(access);
     const owner = randomBytes(8).toString("hex");
     let value;
     let failure;
+    let guest;
     try {
       const shim = new WASIShim({
         sandbox: {
@@ -402,10 +434,18 @@ class Workspace {
           enableNetwork: false,
         },
       });
-      const root = instantiate((name) => modules.get(name), shim.getImportObject());
+      const root = instantiate((name) => modules.get(name), shim.getImportObject(), (module, imports) => {
+        const instance = new WebAssembly.Instance(module, imports);
+        if (module === modules.get(GUEST_CORE_MODULE)) {
+          setFuel(instance, this.#limits.fuel);
+          guest = instance;
+        }
+        return instance;
+      });
       value = f(root);
     } catch (e) {
-      failure = e instanceof MemoryError ? e : new TrapError(`the memory component trapped: ${e?.message ?? e}`, { cause: e });
+      const why = guest && fuelSpent(guest) ? "ran out of fuel" : `trapped: ${e?.message ?? e}`;
+      failure = e instanceof MemoryError ? e : new TrapError(`the memory component ${why}`, { cause: e });
     }
     if (access === "write") {
       if (failure instanceof TrapError) this.#cleanUpAfterTrap(owner);

@@ -1,0 +1,113 @@
+// Fuel and memory limits per call (meter.js: JavaScript engines have neither), as the
+// Rust and Python hosts enforce them: running out is a TrapError that changes nothing,
+// the next call works, and a trap at any point of a write leaves nothing behind.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DEFAULT_LIMITS, HardCapExceededError, TrapError, openWorkspace } from "metis-memory";
+import { show, traced } from "./shim-hooks.js";
+
+function workspace(t) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-limits-"));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  return { root, metis: path.join(root, ".metis") };
+}
+
+/** Every name in `dir` with its bytes. */
+function snapshot(dir) {
+  return Object.fromEntries(fs.readdirSync(dir).sort().map((n) => [n, fs.readFileSync(path.join(dir, n), "utf8")]));
+}
+
+test("limits default to DEFAULT_LIMITS and are checked when the workspace is opened", (t) => {
+  const { root } = workspace(t);
+  assert.deepEqual(openWorkspace(root).limits, DEFAULT_LIMITS);
+  assert.deepEqual(openWorkspace(root, { limits: { fuel: 5 } }).limits, { ...DEFAULT_LIMITS, fuel: 5 });
+  for (const limits of [{ fuel: 0 }, { fuel: -1 }, { memoryBytes: 1.5 }, { fuel: "many" }]) {
+    assert.throws(() => openWorkspace(root, { limits }), TypeError, JSON.stringify(limits));
+  }
+});
+
+test("running out of fuel is a TrapError that changes nothing; the next call works", async (t) => {
+  const { root, metis } = workspace(t);
+  await openWorkspace(root).addEntry("MEMORY.md", "fact");
+  const before = snapshot(metis);
+  const starved = openWorkspace(root, { limits: { fuel: 50 } });
+  await assert.rejects(starved.addEntry("MEMORY.md", "more"), (e) => e instanceof TrapError && /ran out of fuel/.test(e.message));
+  assert.deepEqual(snapshot(metis), before);
+  assert.equal((await openWorkspace(root).addEntry("MEMORY.md", "more")).beforeSizeBytes, 5);
+});
+
+test("the default fuel is ample: a tool call that fills the file to its hard cap needs under 1%", async (t) => {
+  const { root } = workspace(t);
+  const hardCap = await openWorkspace(root).hardCap("MEMORY.md");
+  const line = "- the deploy script lives in scripts/deploy and needs the staging key\n";
+  const content = line.repeat(Math.floor(hardCap / line.length));
+  const lean = openWorkspace(root, { limits: { fuel: DEFAULT_LIMITS.fuel / 100 } });
+  const done = await lean.callTool("memory_consolidate", { file: "MEMORY.md", content });
+  assert.equal(done.result.afterSizeBytes, content.length);
+});
+
+test("an argument beyond the memory limit is a TrapError, where the default limit gets the store's refusal", async (t) => {
+  const { root, metis } = workspace(t);
+  const huge = "x".repeat(8 << 20);
+  await assert.rejects(openWorkspace(root).consolidate("MEMORY.md", huge), HardCapExceededError);
+  const small = openWorkspace(root, { limits: { memoryBytes: 4 << 20 } });
+  await assert.rejects(small.consolidate("MEMORY.md", huge), TrapError);
+  assert.ok(!fs.existsSync(metis), "a refused first write leaves no .metis/");
+  assert.equal((await small.addEntry("MEMORY.md", "fact")).afterSizeBytes, 5);
+});
+
+async function addWithFuel(root, fuel) {
+  try {
+    await openWorkspace(root, { limits: { fuel } }).addEntry("MEMORY.md", "probe");
+    return true;
+  } catch (e) {
+    if (!(e instanceof TrapError)) throw e;
+    return false;
+  } finally {
+    await openWorkspace(root).consolidate("MEMORY.md", "fact\n");
+  }
+}
+
+/** Whether the guest's recorded calls end holding `name`: made by a successful call
+ * matching `made`, and not given up (renamed away) by a later one. */
+function heldAtTheEnd(calls, made, givenUp) {
+  const at = calls.findLastIndex((c) => !c.error && made(c));
+  return at >= 0 && !calls.slice(at + 1).some((c) => !c.error && givenUp(c));
+}
+
+test("a trap at any point of a write leaves nothing behind, and the file whole", async (t) => {
+  const { root, metis } = workspace(t);
+  await openWorkspace(root).consolidate("MEMORY.md", "fact\n");
+  let [low, high] = [0, 1_000_000]; // the least fuel an add needs, by bisection
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    [low, high] = (await addWithFuel(root, middle)) ? [low, middle] : [middle, high];
+  }
+  let lockHeld = 0;
+  let tempWritten = 0;
+  for (let fuel = Math.floor(high / 2); fuel < high; fuel += Math.max(1, Math.floor(high / 80))) {
+    const { value: trapped, calls } = await traced(() =>
+      openWorkspace(root, { limits: { fuel } }).addEntry("MEMORY.md", "more").catch((e) => e),
+    );
+    assert.ok(trapped instanceof TrapError, `fuel ${fuel}: ${trapped}`);
+    const left = snapshot(metis);
+    assert.deepEqual(Object.keys(left), ["MEMORY.md"], `fuel ${fuel}:\n${show(calls)}`);
+    // Whole or not at all: a trap after the rename leaves the write in place, complete.
+    assert.ok(["fact\n", "fact\nmore\n"].includes(left["MEMORY.md"]), `fuel ${fuel}`);
+    if (heldAtTheEnd(calls, (c) => c.name === "linkAt" && c.args[3] === '".MEMORY.md.lock"', (c) => c.name === "renameAt" && c.args[0] === '".MEMORY.md.lock"')) {
+      lockHeld += 1;
+    }
+    if (heldAtTheEnd(calls, (c) => c.name === "openAt" && /\.tmp"$/.test(c.args[1]), (c) => c.name === "renameAt" && /\.tmp"$/.test(c.args[0]))) {
+      tempWritten += 1;
+    }
+    await openWorkspace(root).consolidate("MEMORY.md", "fact\n");
+  }
+  // The sweep reaches the moments the clean-up is for: traps holding the lock, and
+  // traps with the temporary file written and not yet renamed.
+  t.diagnostic(`an add needs ${high} units; traps holding the lock: ${lockHeld}, with a temporary file: ${tempWritten}`);
+  assert.ok(lockHeld > 0 && tempWritten > 0, `lock held ${lockHeld}, temp ${tempWritten}`);
+});
