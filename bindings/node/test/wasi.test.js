@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { openWorkspace } from "metis-memory";
 import { traced, show } from "./shim-hooks.js";
@@ -108,3 +109,25 @@ test(
     assert.deepEqual(fs.readdirSync(metis), ["MEMORY.md"]);
   },
 );
+
+test("what the kernel saw (strace): the temporary file synced, renamed, then .metis/ synced", (t) => {
+  const { root } = workspace(t);
+  const log = path.join(root, "strace.log");
+  const script = `import { openWorkspace } from "metis-memory"; await openWorkspace(process.argv[1]).addEntry("MEMORY.md", "fact");`;
+  const work = path.join(root, "ws");
+  fs.mkdirSync(work);
+  const run = spawnSync(
+    "strace",
+    ["-f", "-y", "-o", log, "-e", "trace=fsync,fdatasync,rename,renameat,renameat2",
+     process.execPath, "--input-type=module", "-e", script, work],
+    { encoding: "utf8" },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  const calls = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.includes("("));
+  const renamed = calls.flatMap((l, i) => (/rename.*[/"]MEMORY\.md"\)/.test(l) ? [i] : []));
+  assert.equal(renamed.length, 1, calls.join("\n"));
+  const [before, after] = [calls.slice(0, renamed[0]), calls.slice(renamed[0] + 1)];
+  assert.ok(before.some((l) => /sync\(/.test(l) && l.includes(".tmp>")), calls.join("\n"));
+  const dir = path.join(work, ".metis");
+  assert.ok(after.some((l) => /sync\(/.test(l) && l.includes(`<${dir}>)`)), calls.join("\n"));
+});

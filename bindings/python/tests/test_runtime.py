@@ -4,6 +4,8 @@ temporary file cleaned up safely), and concurrent writers."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -166,3 +168,24 @@ def test_concurrent_writers_in_threads_lose_nothing(tmp_path: Path) -> None:
     lines = MemoryStore(tmp_path).read("MEMORY.md").splitlines()
     assert sorted(lines) == sorted(f"writer {n} entry {i}" for n in range(4) for i in range(5))
     assert set(os.listdir(tmp_path / ".metis")) == {"MEMORY.md"}
+
+
+def test_a_write_syncs_the_file_then_the_directory_after_the_rename(tmp_path: Path) -> None:
+    """What the kernel saw (strace): the temporary file synced, renamed over MEMORY.md,
+    then `.metis/` itself synced, which is what makes the rename durable."""
+    log = tmp_path / "strace.log"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = "import sys; from metis_memory import MemoryStore; MemoryStore(sys.argv[1]).add_entry('MEMORY.md', 'fact')"
+    subprocess.run(
+        ["strace", "-f", "-y", "-o", str(log), "-e", "trace=fsync,fdatasync,rename,renameat,renameat2",
+         sys.executable, "-c", script, str(workspace)],
+        check=True,
+    )
+    metis = str(workspace / ".metis")
+    calls = [line for line in log.read_text().splitlines() if "(" in line]
+    renamed = [i for i, line in enumerate(calls) if "rename" in line and '"MEMORY.md"' in line]
+    assert len(renamed) == 1, calls
+    before, after = calls[: renamed[0]], calls[renamed[0] + 1 :]
+    assert any("sync(" in line and ".tmp>" in line for line in before), calls
+    assert any("sync(" in line and f"<{metis}>)" in line for line in after), calls
