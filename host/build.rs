@@ -5,6 +5,8 @@ use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
+use sha2::Digest;
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
@@ -46,6 +48,13 @@ fn main() {
     }
 
     let built = target_dir.join("wasm32-wasip2/wasm/metis_memory_guest.wasm");
-    std::fs::copy(&built, out_dir.join("metis_memory.wasm"))
-        .unwrap_or_else(|e| panic!("cannot copy {}: {e}", built.display()));
+    let wasm =
+        std::fs::read(&built).unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
+    std::fs::write(out_dir.join("metis_memory.wasm"), &wasm)
+        .unwrap_or_else(|e| panic!("cannot write the component: {e}"));
+    // The key of the compiled-component cache (host/src/cache.rs), so that a process
+    // need not hash the component to find it.
+    let digest = sha2::Sha256::digest(&wasm);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    println!("cargo:rustc-env=METIS_COMPONENT_SHA256={hex}");
 }

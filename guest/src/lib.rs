@@ -87,10 +87,15 @@ impl Guest for Component {
     }
 
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
-        // One composition path: `compose-system-prompt` without the audit, text only.
+        // `compose-system-prompt` without the audit and without hashing the files (a
+        // host calls this on every model call): USER.md read and checked first, as there.
         let dir = MetisDir::open();
-        let policy = core::audit::AuditPolicy::Off;
-        Ok(core::compose_system_prompt(&base, |file| dir.read(file), policy)?.text)
+        let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
+        let memory = core::into_text(
+            core::MemoryFile::Memory,
+            dir.read(core::MemoryFile::Memory)?,
+        )?;
+        Ok(core::assemble_system_prompt(&base, &user, &memory))
     }
 
     fn compose_system_prompt(

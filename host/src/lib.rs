@@ -14,6 +14,7 @@
 //! Every call runs in a fresh instance of the embedded component (compiled once per
 //! process) under fuel and memory [`Limits`]; the component sees only `.metis/`.
 
+mod cache;
 mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
@@ -40,8 +41,9 @@ pub use bindings::metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
     StoreError, TooLargeInfo, WriteResult,
 };
+pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
-pub use runtime::{COMPONENT_WASM, Limits};
+pub use runtime::{COMPONENT_SHA256, COMPONENT_WASM, Limits, component_source};
 pub use seen::Seen;
 pub use workspace::Workspace;
 

@@ -1,18 +1,23 @@
-//! The embedded component, compiled once per process, and one fresh, limited instance
-//! per call.
+//! The embedded component, loaded once per process (compiled, or from the cache of
+//! compiled components), and a limited instance per call: a fresh one for every write,
+//! and for reads one kept between calls (see [`KeptInstance`]).
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, TryLockError};
 
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::Error;
 use crate::bindings::{Memory, MemoryPre};
+use crate::cache::{self, Source};
 
 /// The component built from `guest/` by this crate's build script.
 pub const COMPONENT_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/metis_memory.wasm"));
+
+/// The SHA-256 of [`COMPONENT_WASM`], computed at build time: part of the cache key.
+pub const COMPONENT_SHA256: &str = env!("METIS_COMPONENT_SHA256");
 
 /// The guest path the workspace's `.metis/` is pre-opened at (see `wit/world.wit`).
 const GUEST_METIS_DIR: &str = ".metis";
@@ -61,7 +66,7 @@ impl Default for Limits {
 pub(crate) struct Ctx {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: MemoryLimit,
     #[cfg(feature = "fault-injection")]
     faults: crate::faults::FaultState,
 }
@@ -75,12 +80,50 @@ impl WasiView for Ctx {
     }
 }
 
+/// Caps an instance's linear memory at `max` bytes, and remembers how far it grew: a
+/// kept instance that grew past [`KEPT_MEMORY_BYTES`] is discarded.
+struct MemoryLimit {
+    max: usize,
+    grown_to: usize,
+}
+
+impl ResourceLimiter for MemoryLimit {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max {
+            return Ok(false);
+        }
+        self.grown_to = self.grown_to.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
+}
+
 struct Runtime {
     engine: Engine,
     /// Kept to link it again with the fault hook.
     #[cfg(feature = "fault-injection")]
-    component: Component,
+    component: wasmtime::component::Component,
     pre: MemoryPre<Ctx>,
+    source: Source,
+}
+
+/// Where this process's compiled component came from (the cache, a compile that filled
+/// it, or a compile in memory and why), loading it first if need be.
+pub fn component_source() -> Result<Source, Error> {
+    Ok(runtime()?.source.clone())
 }
 
 fn runtime() -> Result<&'static Runtime, Error> {
@@ -94,11 +137,7 @@ fn runtime() -> Result<&'static Runtime, Error> {
 fn build_runtime() -> wasmtime::Result<Runtime> {
     let mut config = Config::new();
     config.consume_fuel(true);
-    // Copy-on-write memory images live in memfd files, which a process under a file-size
-    // limit cannot write; the guest's heap image is small enough to copy at instantiation.
-    config.memory_init_cow(false);
-    let engine = Engine::new(&config)?;
-    let component = Component::new(&engine, COMPONENT_WASM)?;
+    let (engine, component, source) = cache::load(config, COMPONENT_WASM, COMPONENT_SHA256)?;
     let mut linker = Linker::<Ctx>::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     let pre = MemoryPre::new(linker.instantiate_pre(&component)?)?;
@@ -107,6 +146,7 @@ fn build_runtime() -> wasmtime::Result<Runtime> {
         #[cfg(feature = "fault-injection")]
         component,
         pre,
+        source,
     })
 }
 
@@ -161,9 +201,29 @@ pub(crate) fn with_instance<R>(
     call: Call<'_>,
     f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
 ) -> Result<R, Error> {
+    #[cfg(feature = "fault-injection")]
+    let pre = match call.fault_hook {
+        Some(_) => faulty_pre()?,
+        None => &runtime()?.pre,
+    };
+    #[cfg(not(feature = "fault-injection"))]
+    let pre = &runtime()?.pre;
+    let (mut store, instance) = instantiate(pre, &call)?;
+    f(&mut store, &instance).map_err(trap)
+}
+
+fn trap(e: wasmtime::Error) -> Error {
+    Error::Trap(format!("{e:#}"))
+}
+
+fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Memory), Error> {
     let runtime = runtime()?;
     let mut wasi = WasiCtxBuilder::new();
     wasi.env(OWNER_ENV, format!("{:016x}", call.owner));
+    // Filesystem calls run on this thread: the call blocks on them anyway, and handing
+    // each to a worker thread cost more than the call itself (before the preopen, which
+    // takes the setting with it).
+    wasi.allow_blocking_current_thread(true);
     if let Some(dir) = call.metis_dir {
         let perms = if call.read_only {
             FsPerms::ReadOnly
@@ -176,23 +236,94 @@ pub(crate) fn with_instance<R>(
     let ctx = Ctx {
         wasi: wasi.build(),
         table: ResourceTable::new(),
-        limits: StoreLimitsBuilder::new()
-            .memory_size(call.limits.memory_bytes)
-            .build(),
+        limits: MemoryLimit {
+            max: call.limits.memory_bytes,
+            grown_to: 0,
+        },
         #[cfg(feature = "fault-injection")]
         faults: crate::faults::FaultState::new(call.fault_hook.clone()),
     };
-    #[cfg(feature = "fault-injection")]
-    let pre = match call.fault_hook {
-        Some(_) => faulty_pre()?,
-        None => &runtime.pre,
-    };
-    #[cfg(not(feature = "fault-injection"))]
-    let pre = &runtime.pre;
     let mut store = Store::new(&runtime.engine, ctx);
     store.limiter(|ctx| &mut ctx.limits);
-    let trap = |e: wasmtime::Error| Error::Trap(format!("{e:#}"));
     store.set_fuel(call.limits.fuel).map_err(trap)?;
     let instance = pre.instantiate(&mut store).map_err(trap)?;
-    f(&mut store, &instance).map_err(trap)
+    Ok((store, instance))
+}
+
+/// A kept instance grown past this is discarded after its call, so one large call does
+/// not keep its memory for the life of the process.
+pub(crate) const KEPT_MEMORY_BYTES: usize = 8 << 20;
+
+/// An instance kept between read calls of one workspace, as an agent host reads memory on
+/// every model call: instantiating costs more than the read itself. Isolation is what a
+/// fresh instance gives: `.metis/` pre-opened read-only, fuel set afresh for every call,
+/// the instance discarded after any trap, when it grew past [`KEPT_MEMORY_BYTES`], or when
+/// `.metis/` is no longer the directory it was opened on; the guest keeps nothing between
+/// calls (every call reads the files from disk).
+#[derive(Default)]
+pub(crate) struct KeptInstance(Mutex<Option<Kept>>);
+
+struct Kept {
+    store: Store<Ctx>,
+    memory: Memory,
+    /// The `.metis/` directory it sees (device and inode), `None` for none.
+    metis: Option<(u64, u64)>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for KeptInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptInstance")
+    }
+}
+
+impl KeptInstance {
+    /// Runs the read `f` on the kept instance for `metis_dir` (identified by `metis`),
+    /// making one first if there is none or it no longer fits; on a fresh instance when
+    /// another thread is using the kept one.
+    pub(crate) fn with<R>(
+        &self,
+        metis_dir: Option<(&Path, (u64, u64))>,
+        limits: Limits,
+        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
+    ) -> Result<R, Error> {
+        let call = Call {
+            metis_dir: metis_dir.map(|(dir, _)| dir),
+            read_only: true,
+            limits,
+            owner: owner_token(),
+            #[cfg(feature = "fault-injection")]
+            fault_hook: None,
+        };
+        let mut slot = match self.0.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::Poisoned(poisoned)) => {
+                let mut slot = poisoned.into_inner();
+                *slot = None;
+                slot
+            }
+            Err(TryLockError::WouldBlock) => return with_instance(call, f),
+        };
+        let metis = metis_dir.map(|(_, id)| id);
+        if !slot
+            .as_ref()
+            .is_some_and(|k| k.metis == metis && k.limits == limits)
+        {
+            *slot = None;
+            let (store, memory) = instantiate(&runtime()?.pre, &call)?;
+            *slot = Some(Kept {
+                store,
+                memory,
+                metis,
+                limits,
+            });
+        }
+        let kept = slot.as_mut().expect("an instance was just made");
+        kept.store.set_fuel(limits.fuel).map_err(trap)?;
+        let outcome = f(&mut kept.store, &kept.memory);
+        if outcome.is_err() || kept.store.data().limits.grown_to > KEPT_MEMORY_BYTES {
+            *slot = None;
+        }
+        outcome.map_err(trap)
+    }
 }

@@ -1,12 +1,13 @@
 use std::fs::{self, DirBuilder};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
-use crate::runtime::{Call, Ctx, owner_token, with_instance};
+use crate::runtime::{Call, Ctx, KeptInstance, owner_token, with_instance};
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Error, Limits, MemoryFile, ScanPolicy,
     StoreError, ToolDefinition, ToolSuccess, WriteResult,
@@ -21,6 +22,8 @@ pub struct Workspace {
     limits: Limits,
     read_only: bool,
     follow_metis_link: bool,
+    /// The instance reads run on, shared by clones (see [`KeptInstance`]).
+    kept: Arc<KeptInstance>,
     #[cfg(feature = "fault-injection")]
     fault_hook: Option<crate::faults::FaultHook>,
 }
@@ -40,6 +43,7 @@ impl Workspace {
             limits: Limits::default(),
             read_only: false,
             follow_metis_link: false,
+            kept: Arc::default(),
             #[cfg(feature = "fault-injection")]
             fault_hook: None,
         }
@@ -265,14 +269,25 @@ impl Workspace {
         })
     }
 
-    /// Runs `f` on a fresh instance that sees `.metis/` (created first for a write),
-    /// then undoes what a failed write left behind.
+    /// Runs `f` on an instance that sees `.metis/`: a read on the kept instance, a write
+    /// on a fresh one (after creating `.metis/`), then undoes what a failed write left.
     fn run<T>(
         &self,
         access: Access,
         f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<Result<T, Error>>,
     ) -> Result<T, Error> {
         let metis_dir = self.metis_dir();
+        #[cfg(feature = "fault-injection")]
+        let hooked = self.fault_hook.is_some();
+        #[cfg(not(feature = "fault-injection"))]
+        let hooked = false;
+        if access == Access::Read && !hooked {
+            let metis = self.existing_metis_dir()?.map(|meta| identity(&meta));
+            let outcome = self
+                .kept
+                .with(metis.map(|id| (metis_dir.as_path(), id)), self.limits, f);
+            return outcome.and_then(|result| result);
+        }
         let (present, created) = self.prepare(access)?;
         let owner = owner_token();
         let call = Call {
@@ -333,15 +348,22 @@ impl Workspace {
         if access == Access::Write && !self.read_only {
             Ok((true, self.create_metis_dir()?))
         } else {
-            Ok((self.existing_metis_dir()?, false))
+            Ok((self.existing_metis_dir()?.is_some(), false))
         }
     }
 
-    /// Whether `.metis/` exists; an error if something other than a directory is there,
-    /// or a symbolic link that this workspace was not told to follow.
-    fn existing_metis_dir(&self) -> Result<bool, Error> {
+    /// `.metis/`'s metadata if it exists; an error if something other than a directory
+    /// is there, or a symbolic link that this workspace was not told to follow.
+    fn existing_metis_dir(&self) -> Result<Option<fs::Metadata>, Error> {
         let dir = self.metis_dir();
-        let is_link = fs::symlink_metadata(&dir).is_ok_and(|meta| meta.file_type().is_symlink());
+        let own = fs::symlink_metadata(&dir);
+        // The common case in one system call: a directory that is not a link.
+        if let Ok(meta) = &own
+            && meta.is_dir()
+        {
+            return Ok(Some(meta.clone()));
+        }
+        let is_link = own.is_ok_and(|meta| meta.file_type().is_symlink());
         if is_link && !self.follow_metis_link {
             let target = fs::read_link(&dir).unwrap_or_default();
             return Err(Error::Workspace(format!(
@@ -351,12 +373,12 @@ impl Workspace {
             )));
         }
         match fs::metadata(&dir) {
-            Ok(meta) if meta.is_dir() => Ok(true),
+            Ok(meta) if meta.is_dir() => Ok(Some(meta)),
             Ok(_) => Err(Error::Workspace(format!(
                 "{} exists but is not a directory",
                 dir.display()
             ))),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::Workspace(format!(
                 "cannot access {}: {e}",
                 dir.display()
@@ -367,7 +389,7 @@ impl Workspace {
     /// Makes sure `.metis/` exists (mode 0700 when created here). Returns whether this
     /// call created it.
     fn create_metis_dir(&self) -> Result<bool, Error> {
-        if self.existing_metis_dir()? {
+        if self.existing_metis_dir()?.is_some() {
             return Ok(false);
         }
         let dir = self.metis_dir();
@@ -383,6 +405,20 @@ impl Workspace {
                 dir.display()
             ))),
         }
+    }
+}
+
+/// Which directory `meta` is: a kept instance is only used on the `.metis/` it opened.
+fn identity(meta: &fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
     }
 }
 

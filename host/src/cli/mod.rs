@@ -22,8 +22,8 @@ pub(crate) use complain;
 mod status;
 
 use metis_memory::{
-    AuditFinding, ComposedPrompt, Error, MemoryFile, ToolDefinition, ToolError, ToolSuccess,
-    Workspace, WriteResult,
+    AuditFinding, ComponentSource, ComposedPrompt, Error, MemoryFile, ToolDefinition, ToolError,
+    ToolSuccess, Workspace, WriteResult,
 };
 use serde_json::{Value, json};
 
@@ -163,11 +163,17 @@ impl Output {
             .map(|file| FileStatus::of(ws, file))
             .collect::<Result<Vec<_>, _>>()?;
         let link = ws.metis_link_target();
+        let (source, detail) = match metis_memory::component_source()? {
+            ComponentSource::Cached(path) => ("cached", path.display().to_string()),
+            ComponentSource::Compiled(path) => ("compiled", path.display().to_string()),
+            ComponentSource::Uncached(why) => ("uncached", why),
+        };
         if self.json {
             self.print_json(json!({
                 "workspace": ws.root().display().to_string(),
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
+                "component": { "source": source, "detail": detail },
             }));
             return Ok(());
         }
@@ -181,6 +187,11 @@ impl Output {
         }
         for row in &rows {
             say!("{}\n", row.line());
+        }
+        match source {
+            "cached" => say!("component: compiled, loaded from {detail}\n"),
+            "compiled" => say!("component: compiled now, kept in {detail}\n"),
+            _ => say!("component: compiled in memory ({detail})\n"),
         }
         Ok(())
     }

@@ -1,0 +1,195 @@
+//! The compiled-component cache (host/src/cache.rs), through the real CLI: the first
+//! process compiles and keeps the result, the next ones load it; anything wrong with the
+//! cache costs a compile, never a call.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::TestWorkspace;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
+
+/// Runs the CLI on `t` with the cache directory `cache` (`off`, or a path).
+fn run(t: &TestWorkspace, cache: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .env(metis_memory::CACHE_DIR_ENV, cache)
+        .arg("--workspace")
+        .arg(t.root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `status --json`'s account of the component: (source, detail).
+fn source(t: &TestWorkspace, cache: &Path) -> (String, String) {
+    let out = run(t, cache, &["--json", "status"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let component = &status["component"];
+    (
+        component["source"].as_str().unwrap().to_owned(),
+        component["detail"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn cache_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A write and a read work: the component, however it was loaded, runs.
+fn works(t: &TestWorkspace, cache: &Path) {
+    let out = run(t, cache, &["add", "MEMORY.md", "- still works"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(t, cache, &["read", "MEMORY.md"]);
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("- still works\n"));
+}
+
+#[test]
+fn the_first_process_compiles_and_keeps_it_privately_the_next_loads_it() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let (how, path) = source(&t, &cache);
+    assert_eq!(how, "compiled");
+    assert_eq!(cache_files(&cache), [PathBuf::from(&path)]);
+    assert_eq!(mode(&cache), 0o700);
+    assert_eq!(mode(Path::new(&path)), 0o600);
+    assert_eq!(source(&t, &cache), ("cached".into(), path));
+    works(&t, &cache);
+}
+
+#[test]
+fn a_corrupt_or_truncated_cache_file_is_compiled_again() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let (_, path) = source(&t, &cache);
+    let good = fs::read(&path).unwrap();
+    for bad in [
+        b"not a compiled component".to_vec(),
+        good[..good.len() / 2].to_vec(),
+        Vec::new(),
+    ] {
+        fs::write(&path, &bad).unwrap();
+        assert_eq!(source(&t, &cache).0, "compiled");
+        assert_eq!(fs::read(&path).unwrap(), good, "rewritten whole");
+        works(&t, &cache);
+    }
+}
+
+#[test]
+fn a_cache_directory_others_can_write_is_not_used() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    fs::create_dir(&cache).unwrap();
+    fs::set_permissions(&cache, fs::Permissions::from_mode(0o777)).unwrap();
+    let (how, why) = source(&t, &cache);
+    assert_eq!(how, "uncached");
+    assert!(why.contains("only this user can write"), "{why}");
+    assert!(cache_files(&cache).is_empty());
+    works(&t, &cache);
+}
+
+#[test]
+fn a_cache_file_others_can_write_or_a_link_is_replaced_not_loaded() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let (_, path) = source(&t, &cache);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(source(&t, &cache).0, "compiled");
+    assert_eq!(mode(Path::new(&path)), 0o600);
+
+    let elsewhere = t.root().join("elsewhere.cwasm");
+    fs::rename(&path, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    assert_eq!(source(&t, &cache).0, "compiled");
+    assert!(
+        fs::symlink_metadata(&path).unwrap().is_file(),
+        "the link was replaced"
+    );
+    assert!(elsewhere.exists());
+}
+
+#[test]
+fn off_or_an_unusable_directory_compiles_in_memory_and_every_call_works() {
+    let t = TestWorkspace::new();
+    assert_eq!(source(&t, Path::new("off")).0, "uncached");
+    works(&t, Path::new("off"));
+    let not_a_dir = t.root().join("file");
+    fs::write(&not_a_dir, "x").unwrap();
+    let (how, why) = source(&t, &not_a_dir);
+    assert_eq!(how, "uncached", "{why}");
+    works(&t, &not_a_dir);
+}
+
+/// Under a file-size limit the cache cannot be written (and copy-on-write images in memfd
+/// files could not be either): the component is compiled in memory and copies its
+/// initial memory, and every call still works; once a cache file exists, its
+/// file-backed image needs no writing at all.
+#[test]
+fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
+    let t = TestWorkspace::new();
+    let limited = |cache: &Path, args: &[&str]| {
+        let script = "trap '' XFSZ; ulimit -f 64; c=$1; ws=$2; shift 2; METIS_MEMORY_CACHE_DIR=$c exec \"$0\" --workspace \"$ws\" \"$@\"";
+        Command::new("sh")
+            .args(["-c", script, BIN])
+            .arg(cache)
+            .arg(t.root())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let empty = t.root().join("empty-cache");
+    let out = limited(&empty, &["--json", "status"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["component"]["source"], "uncached", "{status}");
+    assert!(cache_files(&empty).is_empty(), "no partial file left");
+    let out = limited(&empty, &["add", "MEMORY.md", "- under a limit"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let warm = t.root().join("warm-cache");
+    assert_eq!(source(&t, &warm).0, "compiled");
+    let out = limited(&warm, &["add", "MEMORY.md", "- from the cache"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(t.metis().join("MEMORY.md")).unwrap(),
+        "- under a limit\n- from the cache\n"
+    );
+}
