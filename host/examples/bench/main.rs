@@ -1,0 +1,467 @@
+//! `scripts/bench`: every cost side by side, written as markdown to stdout (the script
+//! puts it in BENCHMARKS.md). Usage: bench CALLS CLI_BINARY [REFERENCE_STORE_PY]
+//!
+//! A benchmark, not a test: nothing here passes or fails; the targets are reported as
+//! met or not.
+
+mod floor;
+mod processes;
+mod size;
+mod stats;
+
+use std::path::Path;
+use std::time::Duration;
+
+use metis_memory::{MemoryFile, Workspace};
+use metis_memory_core::Edit;
+
+use floor::Floor;
+use stats::{Samples, ratio};
+
+const M: MemoryFile = MemoryFile::Memory;
+const BASE_PROMPT: &str = "You are helpful.";
+
+fn base_content() -> String {
+    (0..40)
+        .map(|i| format!("- remembered fact {i} about the build\n"))
+        .collect()
+}
+
+/// The replace of call `i`: back and forth, so the file keeps its size.
+fn replace_args(i: u32) -> (&'static str, &'static str) {
+    if i.is_multiple_of(2) {
+        ("fact 7 ", "fact 7x ")
+    } else {
+        ("fact 7x ", "fact 7 ")
+    }
+}
+
+const TOOL_ADD: &str = r#"{"file":"MEMORY.md","entry":"- deploys go through scripts/deploy"}"#;
+const TOOL_REFUSED: &str = r#"{"file":"NOTES.md","entry":"x"}"#;
+
+/// One operation measured on every setup that has it.
+struct Row {
+    op: &'static str,
+    floor: Samples,
+    library: Samples,
+    fresh: Samples,
+    reference: Option<Samples>,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(300);
+    let cli = args.next().expect("usage: bench CALLS CLI [STORE_PY]");
+    let reference = args.next();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+
+    let started = std::time::Instant::now();
+    let source = metis_memory::component_source().unwrap();
+    let load = started.elapsed();
+
+    let floor_ws = root.join("floor");
+    let floor = Floor::new(&floor_ws.join(".metis"));
+    let lib_root = root.join("library");
+    std::fs::create_dir_all(&lib_root).unwrap();
+    let ws = Workspace::open(&lib_root);
+    let fresh_root = root.join("fresh");
+    std::fs::create_dir_all(&fresh_root).unwrap();
+    let fresh = || Workspace::open(&fresh_root);
+    floor
+        .write(
+            M,
+            Edit::Consolidate {
+                content: &base_content(),
+            },
+        )
+        .unwrap();
+    floor
+        .write(
+            MemoryFile::User,
+            Edit::Consolidate {
+                content: "- prefers tea\n",
+            },
+        )
+        .unwrap();
+    for w in [&ws, &fresh()] {
+        w.consolidate(M, &base_content()).unwrap();
+        w.consolidate(MemoryFile::User, "- prefers tea\n").unwrap();
+    }
+    let base = base_content();
+    let floor_reset = |_| {
+        floor
+            .write(M, Edit::Consolidate { content: &base })
+            .unwrap();
+    };
+    let lib_reset = |_| {
+        ws.consolidate(M, &base).unwrap();
+    };
+    let fresh_reset = |_| {
+        fresh().consolidate(M, &base).unwrap();
+    };
+    let none = |_| {};
+    let n = calls;
+    let w = 20;
+
+    let mut rows = Vec::new();
+    rows.push(Row {
+        op: "read MEMORY.md (1.4 KB)",
+        floor: Samples::take(w, n, |_| drop(floor.read(M)), none),
+        library: Samples::take(w, n, |_| drop(ws.read(M).unwrap()), none),
+        fresh: Samples::take(w, n, |_| drop(fresh().read(M).unwrap()), none),
+        reference: None,
+    });
+    rows.push(Row {
+        op: "assemble-system-prompt",
+        floor: Samples::take(w, n, |_| drop(floor.assemble(BASE_PROMPT)), none),
+        library: Samples::take(
+            w,
+            n,
+            |_| drop(ws.assemble_system_prompt(BASE_PROMPT).unwrap()),
+            none,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |_| drop(fresh().assemble_system_prompt(BASE_PROMPT).unwrap()),
+            none,
+        ),
+        reference: None,
+    });
+    rows.push(Row {
+        op: "add-entry (durable)",
+        floor: Samples::take(
+            w,
+            n,
+            |_| {
+                drop(
+                    floor
+                        .write(
+                            M,
+                            Edit::Add {
+                                entry: "- one more fact",
+                            },
+                        )
+                        .unwrap(),
+                )
+            },
+            floor_reset,
+        ),
+        library: Samples::take(
+            w,
+            n,
+            |_| drop(ws.add_entry(M, "- one more fact").unwrap()),
+            lib_reset,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |_| drop(fresh().add_entry(M, "- one more fact").unwrap()),
+            fresh_reset,
+        ),
+        reference: None,
+    });
+    rows.push(Row {
+        op: "replace (durable)",
+        floor: Samples::take(
+            w,
+            n,
+            |i| {
+                let (old, new) = replace_args(i);
+                floor.write(M, Edit::Replace { old, new }).unwrap();
+            },
+            none,
+        ),
+        library: Samples::take(
+            w,
+            n,
+            |i| {
+                let (old, new) = replace_args(i);
+                ws.replace(M, old, new).unwrap();
+            },
+            none,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |i| {
+                let (old, new) = replace_args(i);
+                fresh().replace(M, old, new).unwrap();
+            },
+            none,
+        ),
+        reference: None,
+    });
+    let alternate = |i: u32| {
+        if i.is_multiple_of(2) {
+            format!("{base}- x\n")
+        } else {
+            base.clone()
+        }
+    };
+    rows.push(Row {
+        op: "consolidate (durable)",
+        floor: Samples::take(
+            w,
+            n,
+            |i| {
+                drop(
+                    floor
+                        .write(
+                            M,
+                            Edit::Consolidate {
+                                content: &alternate(i),
+                            },
+                        )
+                        .unwrap(),
+                )
+            },
+            none,
+        ),
+        library: Samples::take(
+            w,
+            n,
+            |i| drop(ws.consolidate(M, &alternate(i)).unwrap()),
+            none,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |i| drop(fresh().consolidate(M, &alternate(i)).unwrap()),
+            none,
+        ),
+        reference: None,
+    });
+    rows.push(Row {
+        op: "tool call memory_add (+ scan)",
+        floor: Samples::take(
+            w,
+            n,
+            |_| drop(floor.tool_call("memory_add", TOOL_ADD).unwrap()),
+            floor_reset,
+        ),
+        library: Samples::take(
+            w,
+            n,
+            |_| drop(ws.call_tool("memory_add", TOOL_ADD).unwrap()),
+            lib_reset,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |_| drop(fresh().call_tool("memory_add", TOOL_ADD).unwrap()),
+            fresh_reset,
+        ),
+        reference: None,
+    });
+    rows.push(Row {
+        op: "refused tool call (invalid input)",
+        floor: Samples::take(
+            w,
+            n,
+            |_| drop(floor.tool_call("memory_add", TOOL_REFUSED).unwrap_err()),
+            none,
+        ),
+        library: Samples::take(
+            w,
+            n,
+            |_| drop(ws.call_tool("memory_add", TOOL_REFUSED).unwrap_err()),
+            none,
+        ),
+        fresh: Samples::take(
+            w,
+            n,
+            |_| drop(fresh().call_tool("memory_add", TOOL_REFUSED).unwrap_err()),
+            none,
+        ),
+        reference: None,
+    });
+    let instantiation = Samples::take(
+        w,
+        n,
+        |_| {
+            fresh().soft_cap(M).unwrap();
+        },
+        none,
+    );
+
+    let reference_store = reference.as_deref().map(Path::new);
+    if let Some(store_py) = reference_store {
+        let times = processes::reference_in_process(store_py, &root.join("reference"), n);
+        for (row, key) in rows
+            .iter_mut()
+            .zip(["read", "assemble", "add", "replace", "consolidate"])
+        {
+            row.reference = times.get(key).cloned();
+        }
+    }
+    let procs = processes::measure(Path::new(&cli), reference_store, &lib_root, root);
+
+    print_report(&rows, &instantiation, &procs, &source, load, calls, root);
+}
+
+fn machine(root: &Path) -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let fs_type = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(root)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!(
+        "{cpu}, {cores} cores, Linux {}; workspaces on {fs_type} ({})",
+        kernel.trim(),
+        root.parent().unwrap_or(root).display()
+    )
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok { "met" } else { "**not met**" }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_report(
+    rows: &[Row],
+    instantiation: &Samples,
+    procs: &processes::Processes,
+    source: &metis_memory::ComponentSource,
+    load: Duration,
+    calls: u32,
+    root: &Path,
+) {
+    println!("# Benchmarks\n");
+    println!(
+        "Written by `scripts/bench` (release build); do not edit by hand. Machine: {}.",
+        machine(root)
+    );
+    println!(
+        "Durability: every write of the floor and of the component syncs the temporary file, renames it over the file and syncs the directory; the reference writes the file in place and syncs nothing."
+    );
+    println!(
+        "Each figure: median (10th–90th percentile) of {calls} calls after 20 untimed ones; processes: {} runs each.",
+        processes::RUNS
+    );
+    println!(
+        "Component: {} bytes; this process loaded it in {} ({source:?}).\n",
+        metis_memory::COMPONENT_WASM.len(),
+        stats::show_duration(load)
+    );
+
+    println!("## Per call\n");
+    println!(
+        "- **floor**: the core's decisions compiled natively, `std::fs` doing the same checked read and durable atomic write (no sandbox, no lock between processes)."
+    );
+    println!(
+        "- **library**: `metis_memory::Workspace` as an agent host uses it: reads on the instance it keeps, writes on a fresh instance."
+    );
+    println!(
+        "- **fresh instance**: a new `Workspace` for every call, so every call instantiates the component."
+    );
+    println!(
+        "- **reference**: `store.py` of PyPI `metis-llm` 0.1.0, in one Python process (not durable: no sync, no temporary file).\n"
+    );
+    println!(
+        "| operation | floor | library | library / floor | fresh instance | reference | library / reference |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for row in rows {
+        let (reference, vs) = match &row.reference {
+            Some(r) => (r.show(), format!("{:.2}×", ratio(&row.library, r))),
+            None => ("–".into(), "–".into()),
+        };
+        println!(
+            "| {} | {} | {} | {:.2}× | {} | {} | {} |",
+            row.op,
+            row.floor.show(),
+            row.library.show(),
+            ratio(&row.library, &row.floor),
+            row.fresh.show(),
+            reference,
+            vs
+        );
+    }
+    println!(
+        "\nInstantiation alone (a fresh instance and a `soft-cap` call): {}.\n",
+        instantiation.show()
+    );
+
+    println!("## Processes\n");
+    println!(
+        "A whole `metis-memory` process, as a hook or a script runs it: cold is the first process after a build (the compiled-component cache is empty, so it compiles), warm every one after.\n"
+    );
+    println!("| command | cold | warm |");
+    println!("|---|---|---|");
+    for p in &procs.rows {
+        println!(
+            "| `{}` | {} | {} |",
+            p.command,
+            p.cold.as_ref().map_or("–".into(), Samples::show),
+            p.warm.show()
+        );
+    }
+
+    println!("\n## Targets\n");
+    println!("| target | figure | |");
+    println!("|---|---|---|");
+    let by_op = |prefix: &str| rows.iter().find(|r| r.op.starts_with(prefix)).unwrap();
+    let warm = |command: &str| {
+        procs
+            .rows
+            .iter()
+            .find(|p| p.command.starts_with(command))
+            .map(|p| p.warm.median())
+    };
+    for command in ["metis-memory read", "metis-memory prompt"] {
+        if let Some(t) = warm(command) {
+            println!(
+                "| a warm `{command}` process ≤ 10 ms | {} | {} |",
+                stats::show_duration(t),
+                met(t <= Duration::from_millis(10))
+            );
+        }
+    }
+    for op in ["read", "assemble"] {
+        let r = ratio(&by_op(op).library, &by_op(op).floor);
+        println!(
+            "| library `{op}` ≤ 2× the floor | {r:.2}× | {} |",
+            met(r <= 2.0)
+        );
+    }
+    for op in ["add-entry", "replace", "consolidate"] {
+        let r = ratio(&by_op(op).library, &by_op(op).floor);
+        println!(
+            "| a durable `{op}` ≤ 1.2× the floor's durable write | {r:.2}× | {} |",
+            met(r <= 1.2)
+        );
+    }
+    let i = instantiation.median();
+    println!(
+        "| a fresh instance ≤ 50 µs | {} | {} |",
+        stats::show_duration(i),
+        met(i <= Duration::from_micros(50))
+    );
+    let size = metis_memory::COMPONENT_WASM.len();
+    println!(
+        "| the component ≤ 200 KB | {} KB | {} |",
+        size / 1000,
+        met(size <= 200_000)
+    );
+
+    println!("\n## The component's size\n");
+    println!("| part | bytes |");
+    println!("|---|---|");
+    for (part, bytes) in size::parts(metis_memory::COMPONENT_WASM) {
+        println!("| {part} | {bytes} |");
+    }
+    println!("| total | {size} |");
+}

@@ -1,0 +1,64 @@
+//! What the component's bytes are: its main core module's code and data (the data is
+//! mostly the scan's Unicode tables), and everything else (jco-style adapter modules,
+//! the component model's type and canonical sections, the WIT in a custom section).
+
+fn leb(bytes: &[u8], at: &mut usize) -> usize {
+    let (mut value, mut shift) = (0usize, 0);
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        value |= usize::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return value;
+        }
+        shift += 7;
+    }
+}
+
+/// `(id, body)` of each section from `at` to the end of `bytes`.
+fn sections(bytes: &[u8], mut at: usize) -> Vec<(u8, &[u8])> {
+    let mut out = Vec::new();
+    while at < bytes.len() {
+        let id = bytes[at];
+        at += 1;
+        let size = leb(bytes, &mut at);
+        out.push((id, &bytes[at..at + size]));
+        at += size;
+    }
+    out
+}
+
+/// `(part, bytes)`: the largest core module's code, data and rest, then the rest.
+pub fn parts(component: &[u8]) -> Vec<(&'static str, usize)> {
+    let modules: Vec<&[u8]> = sections(component, 8)
+        .into_iter()
+        .filter(|(id, _)| *id == 1)
+        .map(|(_, body)| body)
+        .collect();
+    let main = modules
+        .iter()
+        .max_by_key(|m| m.len())
+        .copied()
+        .unwrap_or(&[]);
+    let mut code = 0;
+    let mut data = 0;
+    for (id, body) in sections(main, 8) {
+        match id {
+            10 => code += body.len(),
+            11 => data += body.len(),
+            _ => {}
+        }
+    }
+    vec![
+        ("guest code (the core module's code section)", code),
+        ("guest data (static tables and strings)", data),
+        (
+            "the rest of the guest core module",
+            main.len() - code - data,
+        ),
+        (
+            "the component model's wrapping (types, canonical ABI, adapters, WIT)",
+            component.len() - main.len(),
+        ),
+    ]
+}
