@@ -21,6 +21,10 @@ fn core_file(file: metis_memory::MemoryFile) -> MemoryFile {
 
 pub struct Floor {
     metis: PathBuf,
+    /// Whether writes take the component's lock file first (exclusive create of a
+    /// pending file, hard link to the lock name, unlink; released by a rename aside and
+    /// an unlink), to show what the lock between processes costs by itself.
+    with_lock: bool,
 }
 
 impl Floor {
@@ -28,7 +32,46 @@ impl Floor {
         fs::create_dir_all(metis).unwrap();
         Floor {
             metis: metis.to_path_buf(),
+            with_lock: false,
         }
+    }
+
+    pub fn with_lock(metis: &Path) -> Floor {
+        Floor {
+            with_lock: true,
+            ..Floor::new(metis)
+        }
+    }
+
+    fn lock(&self, file: MemoryFile) {
+        if !self.with_lock {
+            return;
+        }
+        let pending = self.metis.join(format!(".{}.lock.floor", file.file_name()));
+        let mut f = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&pending)
+            .unwrap();
+        f.write_all(b"0123456789abcdef\n").unwrap();
+        fs::hard_link(
+            &pending,
+            self.metis.join(format!(".{}.lock", file.file_name())),
+        )
+        .unwrap();
+        fs::remove_file(&pending).unwrap();
+    }
+
+    fn unlock(&self, file: MemoryFile) {
+        if !self.with_lock {
+            return;
+        }
+        let lock = self.metis.join(format!(".{}.lock", file.file_name()));
+        let aside = self
+            .metis
+            .join(format!(".{}.lock.floor.aside", file.file_name()));
+        fs::rename(&lock, &aside).unwrap();
+        fs::remove_file(&aside).unwrap();
     }
 
     fn path(&self, file: MemoryFile) -> PathBuf {
@@ -79,9 +122,13 @@ impl Floor {
         edit: Edit<'_>,
     ) -> Result<WriteResult, StoreError> {
         let file = core_file(file);
-        let planned = plan_write(file, edit, || self.read_bytes(file))?;
-        self.replace(file, &planned.after);
-        Ok(planned.result())
+        self.lock(file);
+        let planned = plan_write(file, edit, || self.read_bytes(file));
+        if let Ok(planned) = &planned {
+            self.replace(file, &planned.after);
+        }
+        self.unlock(file);
+        Ok(planned?.result())
     }
 
     fn replace(&self, file: MemoryFile, bytes: &[u8]) {

@@ -43,6 +43,8 @@ const TOOL_REFUSED: &str = r#"{"file":"NOTES.md","entry":"x"}"#;
 struct Row {
     op: &'static str,
     floor: Samples,
+    /// The floor's writes with the component's lock file protocol added.
+    locked_floor: Option<Samples>,
     library: Samples,
     fresh: Samples,
     reference: Option<Samples>,
@@ -108,6 +110,7 @@ fn main() {
     rows.push(Row {
         op: "read MEMORY.md (1.4 KB)",
         floor: Samples::take(w, n, |_| drop(floor.read(M)), none),
+        locked_floor: None,
         library: Samples::take(w, n, |_| drop(ws.read(M).unwrap()), none),
         fresh: Samples::take(w, n, |_| drop(fresh().read(M).unwrap()), none),
         reference: None,
@@ -115,6 +118,7 @@ fn main() {
     rows.push(Row {
         op: "assemble-system-prompt",
         floor: Samples::take(w, n, |_| drop(floor.assemble(BASE_PROMPT)), none),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -148,6 +152,7 @@ fn main() {
             },
             floor_reset,
         ),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -173,6 +178,7 @@ fn main() {
             },
             none,
         ),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -219,6 +225,7 @@ fn main() {
             },
             none,
         ),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -241,6 +248,7 @@ fn main() {
             |_| drop(floor.tool_call("memory_add", TOOL_ADD).unwrap()),
             floor_reset,
         ),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -263,6 +271,7 @@ fn main() {
             |_| drop(floor.tool_call("memory_add", TOOL_REFUSED).unwrap_err()),
             none,
         ),
+        locked_floor: None,
         library: Samples::take(
             w,
             n,
@@ -277,6 +286,50 @@ fn main() {
         ),
         reference: None,
     });
+    let locked = Floor::with_lock(&root.join("locked-floor").join(".metis"));
+    locked
+        .write(M, Edit::Consolidate { content: &base })
+        .unwrap();
+    let locked_reset = |_| {
+        locked
+            .write(M, Edit::Consolidate { content: &base })
+            .unwrap();
+    };
+    let add = Edit::Add {
+        entry: "- one more fact",
+    };
+    rows[2].locked_floor = Some(Samples::take(
+        w,
+        n,
+        |_| drop(locked.write(M, add).unwrap()),
+        locked_reset,
+    ));
+    rows[3].locked_floor = Some(Samples::take(
+        w,
+        n,
+        |i| {
+            let (old, new) = replace_args(i);
+            locked.write(M, Edit::Replace { old, new }).unwrap();
+        },
+        none,
+    ));
+    rows[4].locked_floor = Some(Samples::take(
+        w,
+        n,
+        |i| {
+            drop(
+                locked
+                    .write(
+                        M,
+                        Edit::Consolidate {
+                            content: &alternate(i),
+                        },
+                    )
+                    .unwrap(),
+            )
+        },
+        none,
+    ));
     let instantiation = Samples::take(
         w,
         n,
@@ -371,20 +424,26 @@ fn print_report(
         "- **reference**: `store.py` of PyPI `metis-llm` 0.1.0, in one Python process (not durable: no sync, no temporary file).\n"
     );
     println!(
-        "| operation | floor | library | library / floor | fresh instance | reference | library / reference |"
+        "| operation | floor | floor + lock file | library | library / floor | library / (floor + lock) | fresh instance | reference | library / reference |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         let (reference, vs) = match &row.reference {
             Some(r) => (r.show(), format!("{:.2}×", ratio(&row.library, r))),
             None => ("–".into(), "–".into()),
         };
+        let (locked, vs_locked) = match &row.locked_floor {
+            Some(l) => (l.show(), format!("{:.2}×", ratio(&row.library, l))),
+            None => ("–".into(), "–".into()),
+        };
         println!(
-            "| {} | {} | {} | {:.2}× | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.2}× | {} | {} | {} | {} |",
             row.op,
             row.floor.show(),
+            locked,
             row.library.show(),
             ratio(&row.library, &row.floor),
+            vs_locked,
             row.fresh.show(),
             reference,
             vs
@@ -438,9 +497,14 @@ fn print_report(
         );
     }
     for op in ["add-entry", "replace", "consolidate"] {
-        let r = ratio(&by_op(op).library, &by_op(op).floor);
+        let row = by_op(op);
+        let r = ratio(&row.library, &row.floor);
+        let locked = row
+            .locked_floor
+            .as_ref()
+            .map_or(f64::NAN, |l| ratio(&row.library, l));
         println!(
-            "| a durable `{op}` ≤ 1.2× the floor's durable write | {r:.2}× | {} |",
+            "| a durable `{op}` ≤ 1.2× the floor's durable write | {r:.2}× ({locked:.2}× the floor with the same lock file) | {} |",
             met(r <= 1.2)
         );
     }
