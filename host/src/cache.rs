@@ -144,6 +144,16 @@ fn load_file(engine: &Engine, path: &Path) -> Option<Component> {
 /// that its memory image is backed by the file).
 fn compile_to(engine: &Engine, wasm: &[u8], path: &Path) -> wasmtime::Result<Component> {
     let bytes = engine.precompile_component(wasm)?;
+    if let Some(limit) = file_size_limit()
+        && bytes.len() as u64 > limit
+    {
+        // Writing past the limit would raise SIGXFSZ, which ends a process that has not
+        // ignored it: an optional cache must not cost the call.
+        wasmtime::bail!(
+            "the file size limit (ulimit -f, {limit} bytes) is below the compiled component's {} bytes",
+            bytes.len()
+        );
+    }
     let dir = path.parent().expect("a cache file has a directory");
     let temp = dir.join(format!(
         ".{}.{:016x}.tmp",
@@ -165,4 +175,24 @@ fn compile_to(engine: &Engine, wasm: &[u8], path: &Path) -> wasmtime::Result<Com
         return Err(e.into());
     }
     load_file(engine, path).ok_or_else(|| wasmtime::format_err!("cannot load what was written"))
+}
+
+/// The soft file size limit (`RLIMIT_FSIZE`) in bytes, if there is one.
+fn file_size_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } != 0
+            || limit.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        Some(limit.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    None
 }

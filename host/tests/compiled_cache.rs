@@ -146,12 +146,13 @@ fn off_or_an_unusable_directory_compiles_in_memory_and_every_call_works() {
 /// Under a file-size limit the cache cannot be written (and copy-on-write images in memfd
 /// files could not be either): the component is compiled in memory and copies its
 /// initial memory, and every call still works; once a cache file exists, its
-/// file-backed image needs no writing at all.
+/// file-backed image needs no writing at all. SIGXFSZ keeps its default action (ending
+/// the process), as in a user's shell: the cache must not try a write the limit forbids.
 #[test]
 fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
     let t = TestWorkspace::new();
     let limited = |cache: &Path, args: &[&str]| {
-        let script = "trap '' XFSZ; ulimit -f 64; c=$1; ws=$2; shift 2; METIS_MEMORY_CACHE_DIR=$c exec \"$0\" --workspace \"$ws\" \"$@\"";
+        let script = "ulimit -f 64; c=$1; ws=$2; shift 2; METIS_MEMORY_CACHE_DIR=$c exec \"$0\" --workspace \"$ws\" \"$@\"";
         Command::new("sh")
             .args(["-c", script, BIN])
             .arg(cache)
@@ -170,6 +171,13 @@ fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
     );
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["component"]["source"], "uncached", "{status}");
+    assert!(
+        status["component"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("file size limit"),
+        "{status}"
+    );
     assert!(cache_files(&empty).is_empty(), "no partial file left");
     let out = limited(&empty, &["add", "MEMORY.md", "- under a limit"]);
     assert_eq!(
