@@ -291,7 +291,8 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
                     continue;
                 };
                 if pattern::negated(rule.not_after, stream, start)
-                    || (rule.not_as_a_tools_purpose && pattern::purpose_of_a_tool(stream, start))
+                    || (rule.not_as_a_tools_purpose
+                        && pattern::purpose_of_a_tool(&normalized, stream, start))
                 {
                     continue;
                 }
