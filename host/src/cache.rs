@@ -23,8 +23,14 @@ use wasmtime::{Config, Engine};
 pub enum Source {
     /// Loaded from the cache file at this path.
     Cached(PathBuf),
-    /// Compiled now, then written to the cache file at this path.
-    Compiled(PathBuf),
+    /// Compiled now and written to the cache file at `path`, because of `reason` (there
+    /// was none yet, wasmtime refused it, it did not link, ...).
+    Compiled {
+        /// The cache file written.
+        path: PathBuf,
+        /// Why the file that was there (if any) was not used.
+        reason: String,
+    },
     /// Compiled in memory: the cache is off or unusable, for the reason given.
     Uncached(String),
 }
@@ -35,23 +41,33 @@ pub const CACHE_DIR_ENV: &str = "METIS_MEMORY_CACHE_DIR";
 /// Larger than any compiled form of the component: a bigger file is not ours.
 const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// The engine, the component and where it came from. `config` is everything but
-/// copy-on-write memory images, which need the compiled code in a file.
-pub(crate) fn load(
+/// The engine, the component, what `link` made of it, and where it came from. `config`
+/// is everything but copy-on-write memory images, which need the compiled code in a
+/// file. A cache file that wasmtime loads but that does not link (another component
+/// under the same name) is compiled again like any other unusable file.
+pub(crate) fn load<T>(
     mut config: Config,
     wasm: &[u8],
     wasm_sha256: &str,
-) -> wasmtime::Result<(Engine, Component, Source)> {
+    link: impl Fn(&Engine, &Component) -> wasmtime::Result<T>,
+) -> wasmtime::Result<(Engine, Component, T, Source)> {
     let reason = match cache_dir() {
         Ok(dir) => {
             config.memory_init_cow(true);
             let engine = Engine::new(&config)?;
             let path = dir.join(file_name(&engine, wasm_sha256));
-            if let Some(component) = load_file(&engine, &path) {
-                return Ok((engine, component, Source::Cached(path)));
-            }
+            let reason = match load_file(&engine, &path) {
+                Ok(component) => match link(&engine, &component) {
+                    Ok(linked) => return Ok((engine, component, linked, Source::Cached(path))),
+                    Err(e) => format!("the cache file did not link: {e}"),
+                },
+                Err(reason) => reason,
+            };
             match compile_to(&engine, wasm, &path) {
-                Ok(component) => return Ok((engine, component, Source::Compiled(path))),
+                Ok(component) => {
+                    let linked = link(&engine, &component)?;
+                    return Ok((engine, component, linked, Source::Compiled { path, reason }));
+                }
                 Err(e) => format!("cannot write {}: {e}", path.display()),
             }
         }
@@ -63,22 +79,36 @@ pub(crate) fn load(
     config.memory_init_cow(false);
     let engine = Engine::new(&config)?;
     let component = Component::new(&engine, wasm)?;
-    Ok((engine, component, Source::Uncached(reason)))
+    let linked = link(&engine, &component)?;
+    Ok((engine, component, linked, Source::Uncached(reason)))
 }
 
 /// `$METIS_MEMORY_CACHE_DIR`, else `$XDG_CACHE_HOME/metis-memory`, else
 /// `~/.cache/metis-memory`; created 0700 if missing, and used only if it is a directory
-/// this user owns that no one else can write.
+/// this user owns that no one else can write. A relative path is never used: it would
+/// resolve inside whatever directory the process runs in, perhaps a cloned repository
+/// whose committed files would then be loaded as compiled code. (A relative
+/// `XDG_CACHE_HOME` is ignored, as the XDG base directory specification says; a
+/// relative `METIS_MEMORY_CACHE_DIR` turns the cache off, since it was asked for.)
 fn cache_dir() -> Result<PathBuf, String> {
+    let absolute = |dir: std::ffi::OsString| Some(PathBuf::from(dir)).filter(|d| d.is_absolute());
     let dir = match std::env::var_os(CACHE_DIR_ENV) {
         Some(dir) if dir == "off" => return Err(format!("{CACHE_DIR_ENV}=off")),
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        Some(dir) if !dir.is_empty() => absolute(dir.clone()).ok_or_else(|| {
+            format!(
+                "{CACHE_DIR_ENV}={} is not an absolute path",
+                PathBuf::from(dir).display()
+            )
+        })?,
         _ => {
             let base = std::env::var_os("XDG_CACHE_HOME")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                .ok_or("neither XDG_CACHE_HOME nor HOME is set")?;
+                .and_then(absolute)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .and_then(absolute)
+                        .map(|h| h.join(".cache"))
+                })
+                .ok_or("neither XDG_CACHE_HOME nor HOME is an absolute path")?;
             base.join("metis-memory")
         }
     };
@@ -127,17 +157,26 @@ fn file_name(engine: &Engine, wasm_sha256: &str) -> String {
 }
 
 /// The compiled component at `path` if it is a regular file of this user's that no one
-/// else can write, and wasmtime accepts it for this engine.
-fn load_file(engine: &Engine, path: &Path) -> Option<Component> {
-    let meta = fs::symlink_metadata(path).ok()?;
+/// else can write, and wasmtime accepts it for this engine; otherwise why not. The file
+/// is opened (never through a link) before it is checked, and loaded through that same
+/// descriptor, so what is loaded is what was checked.
+fn load_file(engine: &Engine, path: &Path) -> Result<Component, String> {
+    let file = match crate::opened::open_no_follow(path, false) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("none yet".into()),
+        Err(e) => return Err(format!("cannot open the cache file: {e}")),
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() || !private(&meta) || meta.len() > MAX_CACHE_BYTES {
-        return None;
+        return Err("the cache file is not a regular file only this user can write".into());
     }
+    let by_descriptor = crate::opened::descriptor_path(&file);
     // SAFETY: wasmtime requires the file to be its own serialized output, unchanged while
     // mapped. It is only ever written here, atomically (a private temporary file renamed
     // into place, never modified after), in a directory only this user can write; and
     // wasmtime checks its header (version, engine settings) before using it.
-    unsafe { Component::deserialize_file(engine, path) }.ok()
+    unsafe { Component::deserialize_file(engine, by_descriptor.as_deref().unwrap_or(path)) }
+        .map_err(|e| format!("wasmtime refused the cache file: {e}"))
 }
 
 /// Compiles the component, writes it to `path` atomically, and loads it from there (so
@@ -174,7 +213,7 @@ fn compile_to(engine: &Engine, wasm: &[u8], path: &Path) -> wasmtime::Result<Com
         let _ = fs::remove_file(&temp);
         return Err(e.into());
     }
-    load_file(engine, path).ok_or_else(|| wasmtime::format_err!("cannot load what was written"))
+    load_file(engine, path).map_err(|reason| wasmtime::format_err!("{reason}"))
 }
 
 /// The soft file size limit (`RLIMIT_FSIZE`) in bytes, if there is one.
@@ -191,6 +230,7 @@ fn file_size_limit() -> Option<u64> {
         {
             return None;
         }
+        #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every Unix
         Some(limit.rlim_cur as u64)
     }
     #[cfg(not(unix))]

@@ -19,6 +19,7 @@ mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
 pub mod json;
+mod opened;
 mod runtime;
 mod seen;
 mod workspace;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Mutex, OnceLock, TryLockError};
 
-use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -115,7 +115,7 @@ struct Runtime {
     engine: Engine,
     /// Kept to link it again with the fault hook.
     #[cfg(feature = "fault-injection")]
-    component: wasmtime::component::Component,
+    component: Component,
     pre: MemoryPre<Ctx>,
     source: Source,
 }
@@ -137,10 +137,15 @@ fn runtime() -> Result<&'static Runtime, Error> {
 fn build_runtime() -> wasmtime::Result<Runtime> {
     let mut config = Config::new();
     config.consume_fuel(true);
-    let (engine, component, source) = cache::load(config, COMPONENT_WASM, COMPONENT_SHA256)?;
-    let mut linker = Linker::<Ctx>::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    let pre = MemoryPre::new(linker.instantiate_pre(&component)?)?;
+    let link = |engine: &Engine, component: &Component| {
+        let mut linker = Linker::<Ctx>::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        MemoryPre::new(linker.instantiate_pre(component)?)
+    };
+    let (engine, component, pre, source) =
+        cache::load(config, COMPONENT_WASM, COMPONENT_SHA256, link)?;
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = component;
     Ok(Runtime {
         engine,
         #[cfg(feature = "fault-injection")]
@@ -277,46 +282,67 @@ impl std::fmt::Debug for KeptInstance {
     }
 }
 
-impl KeptInstance {
-    /// Runs the read `f` on the kept instance for `metis_dir` (identified by `metis`),
-    /// making one first if there is none or it no longer fits; on a fresh instance when
-    /// another thread is using the kept one.
-    pub(crate) fn with<R>(
-        &self,
-        metis_dir: Option<(&Path, (u64, u64))>,
-        limits: Limits,
-        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
-    ) -> Result<R, Error> {
+/// `.metis/` as the host opened it, for pre-opening: `path` reaches exactly the
+/// directory `file` is (see `opened`), `id` is its device and inode.
+pub(crate) struct OpenedDir {
+    pub path: std::path::PathBuf,
+    pub id: (u64, u64),
+    /// Held open while the instance is made, so that `path` stays valid.
+    pub _held: std::fs::File,
+}
+
+impl Kept {
+    /// A read-only instance on `metis` (none if `None`) under `limits`.
+    fn new(metis: Option<OpenedDir>, limits: Limits) -> Result<Kept, Error> {
         let call = Call {
-            metis_dir: metis_dir.map(|(dir, _)| dir),
+            metis_dir: metis.as_ref().map(|dir| dir.path.as_path()),
             read_only: true,
             limits,
             owner: owner_token(),
             #[cfg(feature = "fault-injection")]
             fault_hook: None,
         };
+        let (store, memory) = instantiate(&runtime()?.pre, &call)?;
+        Ok(Kept {
+            store,
+            memory,
+            metis: metis.map(|dir| dir.id),
+            limits,
+        })
+    }
+}
+
+impl KeptInstance {
+    /// Runs the read `f` on the kept instance if it was made for the `.metis/` that is
+    /// there now (`metis`: its identity, `None` for none) and for `limits`; otherwise on
+    /// an instance made now with `open_metis`, kept for the next read unless another
+    /// thread is using the kept one.
+    pub(crate) fn with<R>(
+        &self,
+        metis: Option<(u64, u64)>,
+        open_metis: impl FnOnce() -> Result<Option<OpenedDir>, Error>,
+        limits: Limits,
+        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
+    ) -> Result<R, Error> {
         let mut slot = match self.0.try_lock() {
             Ok(slot) => slot,
             Err(TryLockError::Poisoned(poisoned)) => {
+                self.0.clear_poison();
                 let mut slot = poisoned.into_inner();
                 *slot = None;
                 slot
             }
-            Err(TryLockError::WouldBlock) => return with_instance(call, f),
+            Err(TryLockError::WouldBlock) => {
+                let mut busy = Kept::new(open_metis()?, limits)?;
+                return f(&mut busy.store, &busy.memory).map_err(trap);
+            }
         };
-        let metis = metis_dir.map(|(_, id)| id);
         if !slot
             .as_ref()
             .is_some_and(|k| k.metis == metis && k.limits == limits)
         {
             *slot = None;
-            let (store, memory) = instantiate(&runtime()?.pre, &call)?;
-            *slot = Some(Kept {
-                store,
-                memory,
-                metis,
-                limits,
-            });
+            *slot = Some(Kept::new(open_metis()?, limits)?);
         }
         let kept = slot.as_mut().expect("an instance was just made");
         kept.store.set_fuel(limits.fuel).map_err(trap)?;

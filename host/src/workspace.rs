@@ -7,7 +7,7 @@ use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
-use crate::runtime::{Call, Ctx, KeptInstance, owner_token, with_instance};
+use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Error, Limits, MemoryFile, ScanPolicy,
     StoreError, ToolDefinition, ToolSuccess, WriteResult,
@@ -285,13 +285,20 @@ impl Workspace {
             let metis = self.existing_metis_dir()?.map(|meta| identity(&meta));
             let outcome = self
                 .kept
-                .with(metis.map(|id| (metis_dir.as_path(), id)), self.limits, f);
+                .with(metis, || self.open_metis_dir(), self.limits, f);
             return outcome.and_then(|result| result);
         }
-        let (present, created) = self.prepare(access)?;
+        let created = self.prepare(access)?;
+        let opened = self.open_metis_dir()?;
+        if opened.is_none() && access == Access::Write && !self.read_only {
+            return Err(Error::Workspace(format!(
+                "{} was removed as the call began",
+                metis_dir.display()
+            )));
+        }
         let owner = owner_token();
         let call = Call {
-            metis_dir: present.then_some(&metis_dir),
+            metis_dir: opened.as_ref().map(|dir| dir.path.as_path()),
             read_only: self.read_only,
             limits: self.limits,
             owner,
@@ -342,13 +349,40 @@ impl Workspace {
         }
     }
 
-    /// Whether `.metis/` is there to pre-open, and whether this call created it: only a
-    /// write to a writable workspace creates it.
-    fn prepare(&self, access: Access) -> Result<(bool, bool), Error> {
+    /// Whether this call created `.metis/`: only a write to a writable workspace does.
+    fn prepare(&self, access: Access) -> Result<bool, Error> {
         if access == Access::Write && !self.read_only {
-            Ok((true, self.create_metis_dir()?))
+            self.create_metis_dir()
         } else {
-            Ok((self.existing_metis_dir()?.is_some(), false))
+            Ok(false)
+        }
+    }
+
+    /// `.metis/` opened for pre-opening (`None` if there is none), never through a link
+    /// unless this workspace follows one: the instance gets exactly the directory opened
+    /// here, even if `.metis` is swapped for a link a moment later.
+    fn open_metis_dir(&self) -> Result<Option<OpenedDir>, Error> {
+        let dir = self.metis_dir();
+        match crate::opened::open(&dir, true, self.follow_metis_link) {
+            Ok(file) => {
+                let meta = file.metadata().map_err(|e| {
+                    Error::Workspace(format!("cannot access {}: {e}", dir.display()))
+                })?;
+                Ok(Some(OpenedDir {
+                    path: crate::opened::descriptor_path(&file).unwrap_or(dir),
+                    id: identity(&meta),
+                    _held: file,
+                }))
+            }
+            // Say why as `existing_metis_dir` does (a link refused, not a directory,
+            // missing); a directory again by now means it was swapped meanwhile.
+            Err(e) => match self.existing_metis_dir()? {
+                None => Ok(None),
+                Some(_) => Err(Error::Workspace(format!(
+                    "{} changed as it was opened (it was a symbolic link or not a directory a moment ago: {e}), so it is refused",
+                    dir.display()
+                ))),
+            },
         }
     }
 

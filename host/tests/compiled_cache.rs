@@ -25,8 +25,17 @@ fn run(t: &TestWorkspace, cache: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `status --json`'s account of the component: (source, detail).
+/// `status --json`'s account of the component: (source, path or reason).
 fn source(t: &TestWorkspace, cache: &Path) -> (String, String) {
+    let (how, path, reason) = component(t, cache);
+    match how.as_str() {
+        "uncached" => (how, reason),
+        _ => (how, path),
+    }
+}
+
+/// `status --json`'s `component`: (source, path, reason), `""` for a null.
+fn component(t: &TestWorkspace, cache: &Path) -> (String, String, String) {
     let out = run(t, cache, &["--json", "status"]);
     assert_eq!(
         out.status.code(),
@@ -36,10 +45,8 @@ fn source(t: &TestWorkspace, cache: &Path) -> (String, String) {
     );
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     let component = &status["component"];
-    (
-        component["source"].as_str().unwrap().to_owned(),
-        component["detail"].as_str().unwrap().to_owned(),
-    )
+    let text = |key: &str| component[key].as_str().unwrap_or_default().to_owned();
+    (text("source"), text("path"), text("reason"))
 }
 
 fn cache_files(dir: &Path) -> Vec<PathBuf> {
@@ -172,7 +179,7 @@ fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["component"]["source"], "uncached", "{status}");
     assert!(
-        status["component"]["detail"]
+        status["component"]["reason"]
             .as_str()
             .unwrap()
             .contains("file size limit"),
@@ -200,4 +207,80 @@ fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
         fs::read_to_string(t.metis().join("MEMORY.md")).unwrap(),
         "- under a limit\n- from the cache\n"
     );
+}
+
+/// A relative cache directory would resolve inside whatever directory the process runs
+/// in, perhaps a cloned repository whose committed files would be loaded as compiled
+/// code: a relative `METIS_MEMORY_CACHE_DIR` turns the cache off, a relative
+/// `XDG_CACHE_HOME` is ignored (as the XDG specification says) in favour of `~/.cache`.
+#[test]
+fn a_relative_cache_directory_is_never_used() {
+    let t = TestWorkspace::new();
+    // A loadable compiled component, planted where the relative name leads.
+    let (_, planted) = source(&t, &t.root().join("cache"));
+    let status = |envs: &[(&str, &Path)]| -> Value {
+        let mut command = Command::new(BIN);
+        command
+            .env_remove(metis_memory::CACHE_DIR_ENV)
+            .current_dir(t.root())
+            .args(["--json", "status"]);
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+
+    let explicit = status(&[(metis_memory::CACHE_DIR_ENV, Path::new("cache"))]);
+    assert_eq!(explicit["component"]["source"], "uncached", "{explicit}");
+    assert!(
+        explicit["component"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not an absolute path"),
+        "{explicit}"
+    );
+
+    let home = t.root().join("home");
+    fs::create_dir(&home).unwrap();
+    fs::create_dir_all(t.root().join("xdg/metis-memory")).unwrap();
+    fs::copy(
+        &planted,
+        t.root()
+            .join("xdg/metis-memory")
+            .join(Path::new(&planted).file_name().unwrap()),
+    )
+    .unwrap();
+    let xdg = status(&[("XDG_CACHE_HOME", Path::new("xdg")), ("HOME", &home)]);
+    assert_eq!(xdg["component"]["source"], "compiled", "{xdg}");
+    assert!(
+        xdg["component"]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(home.join(".cache/metis-memory").to_str().unwrap()),
+        "{xdg}"
+    );
+}
+
+/// A cache file wasmtime accepts but that is another component (the same name, other
+/// code) does not link against the store's world: it is compiled again, not an error.
+#[test]
+fn a_cache_file_holding_another_component_is_compiled_again() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let (_, path) = source(&t, &cache);
+    let good = fs::read(&path).unwrap();
+    // The same engine settings as the library's cached engine, so wasmtime accepts it.
+    let mut config = wasmtime::Config::new();
+    config.consume_fuel(true).memory_init_cow(true);
+    let engine = wasmtime::Engine::new(&config).unwrap();
+    let empty_component = b"\0asm\x0d\x00\x01\x00";
+    fs::write(&path, engine.precompile_component(empty_component).unwrap()).unwrap();
+
+    let (how, again, reason) = component(&t, &cache);
+    assert_eq!((how.as_str(), again.as_str()), ("compiled", path.as_str()));
+    assert!(reason.contains("did not link"), "{reason}");
+    assert_eq!(fs::read(&path).unwrap(), good, "rewritten whole");
+    works(&t, &cache);
 }

@@ -163,17 +163,18 @@ impl Output {
             .map(|file| FileStatus::of(ws, file))
             .collect::<Result<Vec<_>, _>>()?;
         let link = ws.metis_link_target();
-        let (source, detail) = match metis_memory::component_source()? {
-            ComponentSource::Cached(path) => ("cached", path.display().to_string()),
-            ComponentSource::Compiled(path) => ("compiled", path.display().to_string()),
-            ComponentSource::Uncached(why) => ("uncached", why),
+        let (source, path, reason) = match metis_memory::component_source()? {
+            ComponentSource::Cached(path) => ("cached", Some(path), None),
+            ComponentSource::Compiled { path, reason } => ("compiled", Some(path), Some(reason)),
+            ComponentSource::Uncached(reason) => ("uncached", None, Some(reason)),
         };
+        let path = path.map(|path| path.display().to_string());
         if self.json {
             self.print_json(json!({
                 "workspace": ws.root().display().to_string(),
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
-                "component": { "source": source, "detail": detail },
+                "component": { "source": source, "path": path, "reason": reason },
             }));
             return Ok(());
         }
@@ -188,10 +189,11 @@ impl Output {
         for row in &rows {
             say!("{}\n", row.line());
         }
+        let (path, reason) = (path.unwrap_or_default(), reason.unwrap_or_default());
         match source {
-            "cached" => say!("component: compiled, loaded from {detail}\n"),
-            "compiled" => say!("component: compiled now, kept in {detail}\n"),
-            _ => say!("component: compiled in memory ({detail})\n"),
+            "cached" => say!("component: compiled, loaded from {path}\n"),
+            "compiled" => say!("component: compiled now ({reason}), kept in {path}\n"),
+            _ => say!("component: compiled in memory ({reason})\n"),
         }
         Ok(())
     }
