@@ -15,6 +15,7 @@ const SECTION = { import: 2, function: 3, memory: 5, global: 6, export: 7, code:
 /** The sections that come after the global section, in wasm's section order. */
 const AFTER_GLOBAL = new Set([7, 8, 9, 12, 10, 11]);
 const PAGE_BYTES = 65536;
+const MAX_PAGES = 65536;
 const FUEL_EXPORT = "metis_fuel";
 
 /** Returns `bytes` (a core module) with a memory maximum of `memoryBytes` and fuel
@@ -29,10 +30,12 @@ export function meterCoreModule(bytes, memoryBytes) {
   while (!reader.done()) {
     const id = reader.byte();
     const size = reader.u32();
+    if (reader.at + size > module.length) throw new Error(`section ${id} runs past the module's end`);
     sections.push({ id, body: module.subarray(reader.at, reader.at + size) });
     reader.at += size;
   }
-  const maxPages = Math.floor(memoryBytes / PAGE_BYTES);
+  // wasm32 memory has at most 65536 pages (4 GiB): a larger limit is no limit.
+  const maxPages = Math.min(MAX_PAGES, Math.floor(memoryBytes / PAGE_BYTES));
   const importedGlobals = patchImports(sections, maxPages);
   let definedGlobals = 0;
   const out = [module.subarray(0, 8)];
@@ -142,6 +145,11 @@ function limits(r, maxPages) {
   if (flags !== 0x00 && flags !== 0x01) throw new Error(`unsupported memory limits ${flags}`);
   const min = r.u32();
   const max = flags === 0x01 ? Math.min(r.u32(), maxPages) : maxPages;
+  if (max < min) {
+    throw new RangeError(
+      `a memory limit of ${maxPages * PAGE_BYTES} bytes is below the module's initial memory of ${min * PAGE_BYTES} bytes`,
+    );
+  }
   return concat([Uint8Array.of(0x01), leb(min), leb(max)]);
 }
 

@@ -111,3 +111,23 @@ test("a trap at any point of a write leaves nothing behind, and the file whole",
   t.diagnostic(`an add needs ${high} units; traps holding the lock: ${lockHeld}, with a temporary file: ${tempWritten}`);
   assert.ok(lockHeld > 0 && tempWritten > 0, `lock held ${lockHeld}, temp ${tempWritten}`);
 });
+
+test("a memory limit past wasm32's 4 GiB is no limit; one below the initial memory is a clear error", async (t) => {
+  const { root } = workspace(t);
+  const vast = openWorkspace(root, { limits: { memoryBytes: 2 ** 45 } });
+  assert.equal((await vast.addEntry("MEMORY.md", "fact")).afterSizeBytes, 5);
+  const tiny = openWorkspace(root, { limits: { memoryBytes: 65536 } });
+  await assert.rejects(
+    tiny.read("MEMORY.md"),
+    (e) => e instanceof TrapError && /below the module's initial memory/.test(e.message),
+  );
+  assert.equal(await openWorkspace(root).read("MEMORY.md"), "fact\n");
+});
+
+test("a core module whose section runs past its end is refused, not read beyond it", async () => {
+  const meter = await import(new URL("./meter.js", import.meta.resolve("metis-memory")));
+  const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+  // A code section (10) declaring 32 bytes, with one present.
+  const truncated = Uint8Array.of(...header, 10, 32, 0x01);
+  assert.throws(() => meter.meterCoreModule(truncated, 1 << 20), /runs past the module's end/);
+});
