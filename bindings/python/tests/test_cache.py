@@ -20,11 +20,12 @@ print(_runtime.runtime().loaded_from)
 """
 
 
-def start(cache: Path | str, workspace: Path) -> str:
+def start(cache: Path | str, workspace: Path, **env: str) -> str:
     """How a new process got its compiled component: `cache` or `compiled`."""
-    env = dict(os.environ, METIS_MEMORY_CACHE_DIR=str(cache))
+    env = dict(os.environ, METIS_MEMORY_CACHE_DIR=str(cache), **env)
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(workspace)],
+        cwd=workspace,
         env=env,
         capture_output=True,
         text=True,
@@ -111,3 +112,20 @@ def test_a_cache_file_that_is_a_link_is_not_followed(cache: Path, tmp_path: Path
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
     assert start("off", tmp_path) == "compiled"
     assert start("off", tmp_path) == "compiled"
+
+
+def test_a_relative_cache_directory_is_never_used(cache: Path, tmp_path: Path) -> None:
+    """A relative directory would resolve inside the directory the process runs in, such
+    as a cloned repository with a planted compiled file under the predictable name."""
+    start(cache, tmp_path)
+    [compiled] = cached_files(cache)
+    # The same file where the relative names lead, from the process's directory.
+    for planted in (tmp_path / "cache", tmp_path / "xdg" / "metis-memory"):
+        planted.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not (planted / compiled.name).exists():
+            (planted / compiled.name).write_bytes(compiled.read_bytes())
+            (planted / compiled.name).chmod(0o600)
+    assert start("cache", tmp_path) == "compiled"
+    home = tmp_path / "home"
+    assert start("", tmp_path, XDG_CACHE_HOME="xdg", HOME=str(home)) == "compiled"
+    assert [p.name for p in cached_files(home / ".cache" / "metis-memory")] == [compiled.name]

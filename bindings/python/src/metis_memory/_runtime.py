@@ -41,15 +41,29 @@ def component_bytes() -> bytes:
 def cache_dir() -> Path | None:
     """Where compiled components are kept: `$METIS_MEMORY_CACHE_DIR` (`off` disables it),
     else `$XDG_CACHE_HOME/metis-memory`, else `~/.cache/metis-memory`. `None` when it is
-    off, cannot be created, or is not a directory only this user can write."""
+    off, cannot be created, or is not a directory only this user can write.
+
+    A relative path is never used: it would resolve inside whatever directory the process
+    runs in, perhaps a cloned repository whose committed files would then be loaded as
+    compiled code. A relative `$METIS_MEMORY_CACHE_DIR` turns the cache off; a relative
+    `$XDG_CACHE_HOME` is ignored, as the XDG base directory specification says."""
     explicit = os.environ.get(CACHE_ENV)
     if explicit == "off":
         return None
     if explicit:
         path = Path(explicit)
+        if not path.is_absolute():
+            return None
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        path = Path(base) / "metis-memory"
+        xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".")
+        home = Path(os.environ.get("HOME") or ".")
+        if xdg.is_absolute():
+            base = xdg
+        elif home.is_absolute():
+            base = home / ".cache"
+        else:
+            return None
+        path = base / "metis-memory"
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.lstat(path)
