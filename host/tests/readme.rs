@@ -49,3 +49,22 @@ fn conformance_readme_states_the_case_count() {
         "tests/conformance/README.md should say \"{claim}\""
     );
 }
+
+/// The README's cost table is `BENCHMARKS.md`'s summary, copied by `scripts/bench`: a
+/// figure edited by hand in one and not the other fails here.
+#[test]
+fn readme_cost_table_is_the_benchmarks_summary() {
+    let root = env!("CARGO_MANIFEST_DIR").to_owned() + "/..";
+    let block = |name: &str| {
+        let text = std::fs::read_to_string(format!("{root}/{name}")).unwrap();
+        let (begin, end) = ("<!-- bench-summary:begin -->", "<!-- bench-summary:end -->");
+        let start = text
+            .find(begin)
+            .unwrap_or_else(|| panic!("{name}: no {begin}"));
+        let stop = text.find(end).unwrap_or_else(|| panic!("{name}: no {end}"));
+        text[start..stop].to_owned()
+    };
+    let summary = block("BENCHMARKS.md");
+    assert!(summary.lines().count() >= 6, "{summary}");
+    assert_eq!(block("README.md"), summary);
+}

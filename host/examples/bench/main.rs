@@ -48,7 +48,21 @@ struct Row {
     library: Samples,
     fresh: Samples,
     reference: Option<Samples>,
+    /// The Python and Node packages, when `scripts/bench` installed them.
+    python: Option<Samples>,
+    node: Option<Samples>,
 }
+
+/// The keys the Python, Node and reference scripts time each row under, in row order.
+const ROW_KEYS: [&str; 7] = [
+    "read",
+    "assemble",
+    "add",
+    "replace",
+    "consolidate",
+    "tool",
+    "refused",
+];
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -114,6 +128,8 @@ fn main() {
         library: Samples::take(w, n, |_| drop(ws.read(M).unwrap()), none),
         fresh: Samples::take(w, n, |_| drop(fresh().read(M).unwrap()), none),
         reference: None,
+        python: None,
+        node: None,
     });
     rows.push(Row {
         op: "assemble-system-prompt",
@@ -132,6 +148,8 @@ fn main() {
             none,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     rows.push(Row {
         op: "add-entry (durable)",
@@ -166,6 +184,8 @@ fn main() {
             fresh_reset,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     rows.push(Row {
         op: "replace (durable)",
@@ -198,6 +218,8 @@ fn main() {
             none,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     let alternate = |i: u32| {
         if i.is_multiple_of(2) {
@@ -239,6 +261,8 @@ fn main() {
             none,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     rows.push(Row {
         op: "tool call memory_add (+ scan)",
@@ -262,6 +286,8 @@ fn main() {
             fresh_reset,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     rows.push(Row {
         op: "refused tool call (invalid input)",
@@ -285,6 +311,8 @@ fn main() {
             none,
         ),
         reference: None,
+        python: None,
+        node: None,
     });
     let locked = Floor::with_lock(&root.join("locked-floor").join(".metis"));
     locked
@@ -342,11 +370,21 @@ fn main() {
     let reference_store = reference.as_deref().map(Path::new);
     if let Some(store_py) = reference_store {
         let times = processes::reference_in_process(store_py, &root.join("reference"), n);
-        for (row, key) in rows
-            .iter_mut()
-            .zip(["read", "assemble", "add", "replace", "consolidate"])
-        {
+        for (row, key) in rows.iter_mut().zip(ROW_KEYS) {
             row.reference = times.get(key).cloned();
+        }
+    }
+    // `scripts/bench` installs the wheel and the npm tarball and names them here.
+    if let Some(python) = std::env::var_os("METIS_BENCH_PYTHON") {
+        let times = processes::python_package(Path::new(&python), &root.join("python"), n);
+        for (row, key) in rows.iter_mut().zip(ROW_KEYS) {
+            row.python = times.get(key).cloned();
+        }
+    }
+    if let Some(package) = std::env::var_os("METIS_BENCH_NODE_PACKAGE") {
+        let times = processes::node_package(Path::new(&package), &root.join("node"), n);
+        for (row, key) in rows.iter_mut().zip(ROW_KEYS) {
+            row.node = times.get(key).cloned();
         }
     }
     let procs = processes::measure(Path::new(&cli), reference_store, &lib_root, root);
@@ -410,6 +448,8 @@ fn print_report(
         stats::show_duration(load)
     );
 
+    print_summary(rows, procs);
+
     println!("## Per call\n");
     println!(
         "- **floor**: the core's decisions compiled natively, `std::fs` doing the same checked read and durable atomic write (no sandbox, no lock between processes)."
@@ -453,6 +493,28 @@ fn print_report(
         "\nInstantiation alone (a fresh instance and a `soft-cap` call): {}.\n",
         instantiation.show()
     );
+
+    println!("## Python and Node\n");
+    println!(
+        "The same calls through the Python package (wasmtime-py, from the wheel) and the Node package (jco, from the npm tarball), each in one process, a fresh instance per call; `–` where `scripts/bench` could not install them.\n"
+    );
+    println!(
+        "| operation | Rust library | Python package | Node package | Python / Rust | Node / Rust |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for row in rows {
+        let other = |s: &Option<Samples>| match s {
+            Some(s) => (s.show(), format!("{:.2}×", ratio(s, &row.library))),
+            None => ("–".into(), "–".into()),
+        };
+        let ((python, python_vs), (node, node_vs)) = (other(&row.python), other(&row.node));
+        println!(
+            "| {} | {} | {python} | {node} | {python_vs} | {node_vs} |",
+            row.op,
+            row.library.show()
+        );
+    }
+    println!();
 
     println!("## Processes\n");
     println!(
@@ -528,4 +590,53 @@ fn print_report(
         println!("| {part} | {bytes} |");
     }
     println!("| total | {size} |");
+}
+
+/// The start and end of the summary table, which `scripts/bench` copies into the README
+/// (and `host/tests/readme.rs` checks is the same there).
+pub const SUMMARY_BEGIN: &str = "<!-- bench-summary:begin -->";
+pub const SUMMARY_END: &str = "<!-- bench-summary:end -->";
+
+/// The few figures a reader of the README wants, medians only, between the markers.
+fn print_summary(rows: &[Row], procs: &processes::Processes) {
+    let median = |s: &Samples| stats::show_duration(s.median());
+    let cell = |s: &Option<Samples>| s.as_ref().map_or("–".into(), median);
+    println!("## Summary\n");
+    println!("{SUMMARY_BEGIN}");
+    println!(
+        "| median | Rust library | Python package | Node package | native floor | reference (`metis-llm` 0.1.0) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (row, label) in rows.iter().zip([
+        "`read` MEMORY.md (1.4 KB)",
+        "`assemble-system-prompt`",
+        "durable `add-entry` (file and directory synced)",
+    ]) {
+        let reference = match &row.reference {
+            Some(r) if row.op.contains("durable") => format!("{}, not durable", median(r)),
+            other => cell(other),
+        };
+        println!(
+            "| {label} | {} | {} | {} | {} | {reference} |",
+            median(&row.library),
+            cell(&row.python),
+            cell(&row.node),
+            median(&row.floor),
+        );
+    }
+    let process = |prefix: &str| procs.rows.iter().find(|p| p.command.starts_with(prefix));
+    if let Some(read) = process("metis-memory read") {
+        let reference = process("python3").map_or("–".into(), |p| median(&p.warm));
+        println!(
+            "| a whole `metis-memory read` process, warm | {} | | | | {reference} (`python3`) |",
+            median(&read.warm)
+        );
+        if let Some(cold) = &read.cold {
+            println!(
+                "| the first process after a build (compiles once) | {} | | | | |",
+                median(cold)
+            );
+        }
+    }
+    println!("{SUMMARY_END}\n");
 }

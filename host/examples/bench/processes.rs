@@ -144,20 +144,52 @@ pub fn reference_in_process(
     workspace: &Path,
     calls: u32,
 ) -> HashMap<String, Samples> {
-    std::fs::create_dir_all(workspace).unwrap();
-    let out = Command::new("python3")
+    let mut command = Command::new("python3");
+    command
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/examples/bench/reference.py"
         ))
         .arg(store_py)
         .arg(workspace)
-        .arg(calls.to_string())
-        .output()
-        .unwrap();
+        .arg(calls.to_string());
+    times_printed_by(command, workspace)
+}
+
+/// The Python package, installed from the wheel into the environment of `python`.
+pub fn python_package(python: &Path, workspace: &Path, calls: u32) -> HashMap<String, Samples> {
+    let mut command = Command::new(python);
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/bench/python_host.py"
+        ))
+        .arg(workspace)
+        .arg(calls.to_string());
+    times_printed_by(command, workspace)
+}
+
+/// The Node package, installed from the npm tarball as `package` (its directory).
+pub fn node_package(package: &Path, workspace: &Path, calls: u32) -> HashMap<String, Samples> {
+    let mut command = Command::new("node");
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/bench/node_host.mjs"
+        ))
+        .arg(package)
+        .arg(workspace)
+        .arg(calls.to_string());
+    times_printed_by(command, workspace)
+}
+
+/// Runs a script that times calls on `workspace` and prints `{operation: [µs, ...]}`.
+fn times_printed_by(mut command: Command, workspace: &Path) -> HashMap<String, Samples> {
+    std::fs::create_dir_all(workspace).unwrap();
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{command:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let times: HashMap<String, Vec<f64>> = serde_json::from_slice(&out.stdout).unwrap();
