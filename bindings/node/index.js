@@ -98,6 +98,8 @@ const GUEST_CORE_MODULE = "metis_memory.core.wasm";
 const compiled = new Map();
 
 function coreModules(memoryBytes) {
+  // Keyed by what the metered module holds: every limit past wasm32's 4 GiB is the same.
+  memoryBytes = Math.min(memoryBytes, 65536 * 65536);
   let modules = compiled.get(memoryBytes);
   if (!modules) {
     modules = (async () => {

@@ -176,6 +176,7 @@ function meterCode(body, global) {
   for (let i = 0; i < count; i++) {
     const size = r.u32();
     const end = r.at + size;
+    if (end > body.length) throw new Error(`function ${i} runs past the code section's end`);
     const fn = new Reader(body.subarray(0, end), r.at);
     const locals = fn.u32();
     for (let j = 0; j < locals; j++) {

@@ -3,7 +3,7 @@
 //! wasmtime takes paths (a pre-opened directory, a compiled file to map), and a path can
 //! be swapped for a symbolic link between the moment it is checked and the moment it is
 //! opened. So the host opens it itself, never through a link, checks the open
-//! descriptor, and hands wasmtime `/proc/self/fd/N`: on Linux that name reaches exactly
+//! descriptor, and hands wasmtime `/proc/thread-self/fd/N`: on Linux that name reaches exactly
 //! the file or directory already open, whatever the path leads to by then. Elsewhere
 //! (or without `/proc`) the path is all there is, and the window remains.
 
@@ -38,17 +38,21 @@ pub(crate) fn open_no_follow(path: &Path, directory: bool) -> io::Result<File> {
     open(path, directory, false)
 }
 
-/// A path that opens exactly `file`, if the system has one (`/proc/self/fd/N`).
+/// A path that opens exactly `file`, if the system has one (`/proc/thread-self/fd/N`).
 pub(crate) fn descriptor_path(file: &File) -> Option<PathBuf> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
         use std::sync::OnceLock;
-        static PROC_FD: OnceLock<bool> = OnceLock::new();
-        if *PROC_FD.get_or_init(|| Path::new("/proc/self/fd").is_dir()) {
-            return Some(PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())));
-        }
-        None
+        // `thread-self` is this thread's descriptor table, which is the one wasmtime
+        // opens the name from (on this thread); `self` is the main thread's.
+        static PROC_FD: OnceLock<Option<&str>> = OnceLock::new();
+        let dir = PROC_FD.get_or_init(|| {
+            ["/proc/thread-self/fd", "/proc/self/fd"]
+                .into_iter()
+                .find(|dir| Path::new(dir).is_dir())
+        });
+        dir.map(|dir| PathBuf::from(format!("{dir}/{}", file.as_raw_fd())))
     }
     #[cfg(not(target_os = "linux"))]
     {

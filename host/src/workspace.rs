@@ -378,8 +378,12 @@ impl Workspace {
             // missing); a directory again by now means it was swapped meanwhile.
             Err(e) => match self.existing_metis_dir()? {
                 None => Ok(None),
-                Some(_) => Err(Error::Workspace(format!(
+                Some(_) if refused_as_a_link(&e) => Err(Error::Workspace(format!(
                     "{} changed as it was opened (it was a symbolic link or not a directory a moment ago: {e}), so it is refused",
+                    dir.display()
+                ))),
+                Some(_) => Err(Error::Workspace(format!(
+                    "cannot open {}: {e}",
                     dir.display()
                 ))),
             },
@@ -439,6 +443,20 @@ impl Workspace {
                 dir.display()
             ))),
         }
+    }
+}
+
+/// Whether opening a directory failed because the path was a link (not followed) or
+/// not a directory: what a `.metis` swapped between the check and the open gives.
+fn refused_as_a_link(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
     }
 }
 

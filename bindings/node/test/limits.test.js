@@ -131,3 +131,11 @@ test("a core module whose section runs past its end is refused, not read beyond 
   const truncated = Uint8Array.of(...header, 10, 32, 0x01);
   assert.throws(() => meter.meterCoreModule(truncated, 1 << 20), /runs past the module's end/);
 });
+
+test("a function whose body runs past the code section is refused", async () => {
+  const meter = await import(new URL("./meter.js", import.meta.resolve("metis-memory")));
+  const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+  // A code section (10) of 3 bytes: one function declaring a 9-byte body.
+  const truncated = Uint8Array.of(...header, 10, 3, 0x01, 0x09, 0x00);
+  assert.throws(() => meter.meterCoreModule(truncated, 1 << 20), /runs past the code section's end/);
+});
