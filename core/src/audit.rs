@@ -60,8 +60,7 @@ fn cut_short(detail: String) -> String {
 }
 
 fn is_format(c: char) -> bool {
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-    c.general_category() == GeneralCategory::Format
+    crate::scan::ucd::is_format(c)
 }
 
 /// What prompt composition does with a file the audit finds something in.

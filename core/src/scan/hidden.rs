@@ -6,8 +6,9 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use unicode_normalization::char::canonical_combining_class;
-use unicode_properties::{GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
+use super::ucd::{
+    Category, canonical_combining_class, in_emoji_sequences, is_emoji, is_format, is_mark,
+};
 
 use super::unicode::{
     is_default_ignorable, is_ideograph, is_joining_script, is_mongolian_letter, is_right_to_left,
@@ -64,16 +65,7 @@ fn is_hidden_control(c: char) -> bool {
 /// Whether `c` can stand before a ZWJ in an emoji sequence: an emoji, or a component
 /// such as a skin-tone modifier or the emoji variation selector.
 fn joins_emoji(c: char) -> bool {
-    c.is_emoji_char_or_emoji_component() && !c.is_ascii()
-}
-
-fn is_mark(c: char) -> bool {
-    matches!(
-        c.general_category(),
-        GeneralCategory::NonspacingMark
-            | GeneralCategory::SpacingMark
-            | GeneralCategory::EnclosingMark
-    )
+    in_emoji_sequences(c) && !c.is_ascii()
 }
 
 fn is_variation_selector(c: char) -> bool {
@@ -115,9 +107,7 @@ impl Around<'_> {
     /// A joiner (ZWJ) between two emoji, as in 👩‍💻.
     fn joins_emoji(&self) -> bool {
         self.before().is_some_and(joins_emoji)
-            && self
-                .after()
-                .is_some_and(|a| a.is_emoji_char() && !a.is_ascii())
+            && self.after().is_some_and(|a| is_emoji(a) && !a.is_ascii())
     }
 
     /// A joiner or non-joiner where a script needs one: next to a virama, which it makes
@@ -144,7 +134,7 @@ impl Around<'_> {
             return false;
         }
         match c {
-            '\u{FE0E}' | '\u{FE0F}' => base.is_emoji_char(),
+            '\u{FE0E}' | '\u{FE0F}' => is_emoji(base),
             '\u{FE00}'..='\u{FE0D}' => !base.is_ascii(),
             '\u{E0100}'..='\u{E01EF}' => is_ideograph(base),
             _ => is_mongolian_letter(base),
@@ -238,15 +228,15 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
                 "hidden-variation-selector",
                 "variation selector that selects nothing (a run, or after a character it cannot vary)",
             )),
-            _ => match c.general_category() {
-                GeneralCategory::Control if !matches!(c, '\t' | '\n' | '\r') => {
+            _ => match super::ucd::category(c) {
+                Category::Control if !matches!(c, '\t' | '\n' | '\r') => {
                     Some(("control-character", "control character"))
                 }
-                GeneralCategory::Format => {
+                Category::Format => {
                     Some(("hidden-format-character", "invisible format character"))
                 }
-                GeneralCategory::PrivateUse => Some(("private-use-character", "private-use character")),
-                GeneralCategory::Unassigned => Some(("unassigned-character", "unassigned code point")),
+                Category::PrivateUse => Some(("private-use-character", "private-use character")),
+                Category::Unassigned => Some(("unassigned-character", "unassigned code point")),
                 _ if is_default_ignorable(c) && !ignorable_in_place(&around, c) => Some((
                     "hidden-ignorable-character",
                     "invisible default-ignorable character",
@@ -287,7 +277,7 @@ fn lines_with_right_to_left(chars: &[char]) -> Vec<bool> {
             lines.push(false);
         } else if is_right_to_left(c)
             && !is_default_ignorable(c)
-            && c.general_category() != GeneralCategory::Format
+            && !is_format(c)
             && let Some(last) = lines.last_mut()
         {
             *last = true;

@@ -13,12 +13,16 @@ mod index;
 mod pattern;
 mod rules;
 mod tokens;
+pub(crate) mod ucd;
+#[rustfmt::skip]
+mod ucd_tables;
 mod unicode;
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::sort::{sort, sort_by};
 use index::FirstIndex;
 use pattern::Set;
 use rules::{RULES_TABLE, SECRETS, Stream};
@@ -73,18 +77,24 @@ pub fn scan(text: &str, policy: ScanPolicy) -> Option<Finding> {
 /// on that line by precedence), sorted by line, then by precedence. `scan` returns the
 /// first of these by precedence.
 pub fn findings(text: &str, policy: ScanPolicy) -> Vec<Finding> {
-    let mut all = candidates(text, policy);
-    all.sort_by_key(|c| (c.finding.line, c.precedence));
+    let all = candidates(text, policy);
+    // The position breaks ties, as a stable sort would.
+    let mut order: Vec<(u32, Precedence, usize)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.finding.line, c.precedence, i))
+        .collect();
+    sort(&mut order);
     let mut kept: Vec<Finding> = Vec::new();
     // Findings of the current line kept so far start at this index of `kept`.
     let mut line_start = 0;
-    for candidate in all {
-        let finding = candidate.finding;
+    for (_, _, i) in order {
+        let finding = &all[i].finding;
         if kept.last().is_some_and(|last| last.line != finding.line) {
             line_start = kept.len();
         }
         if !kept[line_start..].iter().any(|k| k.id == finding.id) {
-            kept.push(finding);
+            kept.push(finding.clone());
         }
     }
     kept
@@ -181,7 +191,7 @@ fn maven_management(text: &str) -> Vec<(usize, bool)> {
             tags.extend(text.match_indices(tag.as_str()).map(|(at, _)| (at, open)));
         }
     }
-    tags.sort_unstable();
+    sort(&mut tags);
     tags
 }
 
@@ -245,7 +255,7 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             }
         }
     }
-    markers.sort_unstable();
+    sort(&mut markers);
     for (marker_index, at, marker) in markers {
         found(
             Precedence::RoleMarker {
@@ -301,7 +311,7 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
         }
     }
     // In table order, then by position: the order of a scan rule by rule.
-    matches.sort_unstable();
+    sort(&mut matches);
     let ranks = ranks();
     for (rule_index, start, end) in matches {
         let rule = &RULES_TABLE[rule_index];
@@ -397,7 +407,7 @@ fn exfiltration_images(text: &str) -> Vec<(usize, &'static str, &str)> {
             labels.push(alt);
         }
     }
-    labels.sort_unstable();
+    sort(&mut labels);
     labels.dedup();
     if !labels.is_empty() {
         let mut line_start = 0;
@@ -434,7 +444,8 @@ fn exfiltration_images(text: &str) -> Vec<(usize, &'static str, &str)> {
             out.push((at, "HTML image", url));
         }
     }
-    out.sort_unstable_by_key(|&(at, _, _)| at);
+    // No two images start at one place, so the order of ties is moot.
+    sort_by(&mut out, |a, b| a.0 < b.0);
     out
 }
 

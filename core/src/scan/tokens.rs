@@ -5,8 +5,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
-
+use super::ucd::{is_nfkc_quick, nfkc};
 use super::unicode::{ascii_prototype, is_default_ignorable, is_hangul_filler};
 
 /// A token of a stream and where it starts in the normalised text.
@@ -59,11 +58,10 @@ pub(super) fn normalize(text: &str) -> String {
 
 /// NFKC, then lowercase, of a whole text: what `normalize` does piece by piece.
 fn normalize_piece(text: &str) -> impl Iterator<Item = char> + '_ {
-    let quick = is_nfkc_quick(text.chars()) == IsNormalized::Yes;
-    let (as_is, normalised) = if quick {
+    let (as_is, normalised) = if is_nfkc_quick(text) {
         (Some(text.chars()), None)
     } else {
-        (None, Some(text.nfkc()))
+        (None, Some(nfkc(text)))
     };
     as_is
         .into_iter()
@@ -304,6 +302,7 @@ impl Current {
 mod tests {
     use super::*;
     use std::prelude::rust_2024::*;
+    use unicode_normalization::UnicodeNormalization;
 
     fn shell(text: &str) -> Vec<String> {
         shell_tokens(&normalize(text))
