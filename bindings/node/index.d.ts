@@ -126,7 +126,8 @@ export interface Limits {
 export const DEFAULT_LIMITS: Readonly<Limits>;
 
 /** A workspace whose `.metis/` holds the memory files. Every call reads the files fresh,
- * on a fresh instance of the component that sees only `.metis/`. */
+ * on an instance of the component that sees only `.metis/`: a fresh one for each write,
+ * one kept between reads (see the README). */
 export interface Workspace {
   readonly root: string;
   readonly metisDir: string;

@@ -1,6 +1,7 @@
 // metis-memory for Node: the memory component (`metis:memory@0.2.0`), transpiled by jco,
 // run on @bytecodealliance/preview2-shim in a sandbox that pre-opens only the workspace's
-// `.metis/`. Every call gets a fresh instance, so a trap cannot poison later calls.
+// `.metis/`. Writes get a fresh instance each; reads share one kept as the Rust host keeps
+// it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls.
 
 import fs from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -86,11 +87,16 @@ export class TrapError extends MemoryError {}
 export class WorkspaceError extends MemoryError {}
 
 // ---------------------------------------------------------------------------------------
-// The component: compiled once per process (and memory limit), instantiated per call.
+// The component: compiled once per process (and memory limit), instantiated per write and
+// for reads whenever the kept instance cannot be used.
 
 /** What one call may use, as the Rust and Python hosts' `Limits`. Fuel here is counted
  * per function entry and loop iteration (meter.js), so its default is not wasmtime's. */
 export const DEFAULT_LIMITS = Object.freeze({ fuel: 100_000_000, memoryBytes: 64 << 20 });
+
+/** A kept instance grown past this is dropped after its call, so that one large call does
+ * not hold its memory for the life of the workspace (the Rust host's bound). */
+const KEPT_MEMORY_BYTES = 8 << 20;
 
 /** The core module that holds the guest's code and memory; the others are jco's. */
 const GUEST_CORE_MODULE = "metis_memory.core.wasm";
@@ -267,6 +273,8 @@ class Workspace {
   #root;
   #followMetisLink;
   #limits;
+  /** The instance reads run on between calls, with the `.metis/` it sees (`metis`). */
+  #kept;
 
   constructor(root, options = {}) {
     this.#root = path.resolve(text(root, "workspace path"));
@@ -418,14 +426,62 @@ class Workspace {
     });
   }
 
-  /** Runs `f` on a fresh instance that sees `.metis/` (created first for a write), then
-   * undoes what a failed write left behind. */
+  /** Runs `f` on an instance that sees `.metis/`: a read on the kept instance, a write on
+   * a fresh one (after creating `.metis/`), then undoes what a failed write left behind. */
   async #run(access, f) {
     const modules = await coreModules(this.#limits.memoryBytes);
-    const { present, created } = this.#prepare(access);
-    const owner = randomBytes(8).toString("hex");
-    let value;
-    let failure;
+    // Nothing awaits from here on, so the checks below hold for the call they precede.
+    return access === "read" ? this.#read(modules, f) : this.#write(modules, f);
+  }
+
+  /** Runs the read `f` on the kept instance if it was made for the `.metis/` there now
+   * (the same directory, or none), else on one made now; it is kept for the next read
+   * unless the call failed other than by the store's refusal (a trapped instance must not
+   * be entered again) or its memory grew past KEPT_MEMORY_BYTES. */
+  #read(modules, f) {
+    const metis = directoryId(this.#existingMetisDir());
+    let kept = this.#kept?.metis === metis ? this.#kept : undefined;
+    // Taken for this call, and put back only if it is still fit to use.
+    this.#kept = undefined;
+    try {
+      kept ??= { metis, ...this.#instantiate(modules, metis !== undefined, ownerToken()) };
+      const value = this.#call(kept, f);
+      this.#keep(kept);
+      return value;
+    } catch (e) {
+      if (e instanceof StoreError) this.#keep(kept);
+      throw e;
+    }
+  }
+
+  /** Puts `kept` back for the next read, unless it grew past KEPT_MEMORY_BYTES. */
+  #keep(kept) {
+    if (kept.guest.exports.memory.buffer.byteLength <= KEPT_MEMORY_BYTES) this.#kept = kept;
+  }
+
+  /** Runs the write `f` on a fresh instance with an owner token of its own, so that after
+   * a trap exactly its lock and temporary file can be told apart and removed. */
+  #write(modules, f) {
+    const { present, created } = this.#prepare();
+    const owner = ownerToken();
+    try {
+      return this.#call(this.#instantiate(modules, present, owner), f);
+    } catch (e) {
+      if (e instanceof TrapError) this.#cleanUpAfterTrap(owner);
+      if (created) {
+        try {
+          fs.rmdirSync(this.metisDir);
+        } catch {
+          // Not empty (another writer's file is there) or already gone: leave it.
+        }
+      }
+      throw e;
+    }
+  }
+
+  /** A new instance that sees `.metis/` if it is `present`, and no environment but
+   * `owner`. Its guest core instance (`guest`) holds the fuel and the memory. */
+  #instantiate(modules, present, owner) {
     let guest;
     try {
       const shim = new WASIShim({
@@ -439,28 +495,26 @@ class Workspace {
       const root = instantiate((name) => modules.get(name), shim.getImportObject(), (module, imports) => {
         const instance = new WebAssembly.Instance(module, imports);
         if (module === modules.get(GUEST_CORE_MODULE)) {
+          // Instantiating may run guest code, which is metered too.
           setFuel(instance, this.#limits.fuel);
           guest = instance;
         }
         return instance;
       });
-      value = f(root);
+      return { root, guest };
     } catch (e) {
-      const why = guest && fuelSpent(guest) ? "ran out of fuel" : `trapped: ${e?.message ?? e}`;
-      failure = e instanceof MemoryError ? e : new TrapError(`the memory component ${why}`, { cause: e });
+      throw failure(e, guest);
     }
-    if (access === "write") {
-      if (failure instanceof TrapError) this.#cleanUpAfterTrap(owner);
-      if (created && failure) {
-        try {
-          fs.rmdirSync(this.metisDir);
-        } catch {
-          // Not empty (another writer's file is there) or already gone: leave it.
-        }
-      }
+  }
+
+  /** Runs `f` on `instance` with the whole fuel limit, as every call gets. */
+  #call(instance, f) {
+    setFuel(instance.guest, this.#limits.fuel);
+    try {
+      return f(instance.root);
+    } catch (e) {
+      throw failure(e, instance.guest);
     }
-    if (failure) throw failure;
-    return value;
   }
 
   /** A trapped instance cannot release its lock or remove its temporary file; both are
@@ -500,22 +554,21 @@ class Workspace {
     }
   }
 
-  /** Whether `.metis/` is there to pre-open, and whether this call created it: only a
-   * write creates it. */
-  #prepare(access) {
-    if (access !== "write") return { present: this.#existingMetisDir(), created: false };
+  /** Whether `.metis/` is there for a write to pre-open, and whether this call created it:
+   * only a write creates it. */
+  #prepare() {
     if (this.#existingMetisDir()) return { present: true, created: false };
     try {
       fs.mkdirSync(this.metisDir, { mode: 0o700 });
       return { present: true, created: true };
     } catch (e) {
-      if (e.code === "EEXIST") return { present: this.#existingMetisDir(), created: false };
+      if (e.code === "EEXIST") return { present: this.#existingMetisDir() !== undefined, created: false };
       throw new WorkspaceError(`cannot create ${this.metisDir}: ${e.message}`, { cause: e });
     }
   }
 
-  /** Whether `.metis/` exists; an error if something other than a directory is there, or
-   * a symbolic link this workspace was not told to follow. */
+  /** `.metis/`'s stat if it exists, else undefined; an error if something other than a
+   * directory is there, or a symbolic link this workspace was not told to follow. */
   #existingMetisDir() {
     const dir = this.metisDir;
     let isLink = false;
@@ -533,14 +586,33 @@ class Workspace {
     }
     let stat;
     try {
-      stat = fs.statSync(dir);
+      stat = fs.statSync(dir, { bigint: true });
     } catch (e) {
-      if (e.code === "ENOENT") return false;
+      if (e.code === "ENOENT") return undefined;
       throw new WorkspaceError(`cannot access ${dir}: ${e.message}`, { cause: e });
     }
     if (!stat.isDirectory()) throw new WorkspaceError(`${dir} exists but is not a directory`);
-    return true;
+    return stat;
   }
+}
+
+/** Which directory `stat` is (device and inode; undefined for none): a kept instance is
+ * only used on the `.metis/` it was made for. */
+function directoryId(stat) {
+  return stat && `${stat.dev}:${stat.ino}`;
+}
+
+/** A call's owner token: its lock and temporary file are named after it. */
+function ownerToken() {
+  return randomBytes(8).toString("hex");
+}
+
+/** What a call that threw `e` fails with: this package's own errors as they are, anything
+ * else (a guest trap, a host call that threw) a TrapError. */
+function failure(e, guest) {
+  if (e instanceof MemoryError) return e;
+  const why = guest && fuelSpent(guest) ? "ran out of fuel" : `trapped: ${e?.message ?? e}`;
+  return new TrapError(`the memory component ${why}`, { cause: e });
 }
 
 /** The owner token in the lock file at `file`, if it is a regular file (not followed if

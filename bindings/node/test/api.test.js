@@ -1,7 +1,7 @@
 // The package's own API, beyond the conformance cases: what is imported, typed errors,
 // the host's duties (`.metis/` created 0700 and removed after a refused first write, a
 // linked `.metis` refused unless opted in, clean-up after a trap, a fresh instance per
-// call) and the tool call options.
+// write) and the tool call options.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
