@@ -28,6 +28,12 @@ use pattern::Set;
 use rules::{RULES_TABLE, SECRETS, Stream};
 use tokens::Token;
 
+/// The bytes of the scan's Unicode tables (NFKC, character properties, look-alikes),
+/// for the component's size budget (BENCHMARKS.md).
+pub fn unicode_table_bytes() -> usize {
+    ucd::table_bytes() + unicode::table_bytes()
+}
+
 /// What the scan checks; a host may turn either part off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanPolicy {

@@ -52,6 +52,21 @@ fn run_value(runs: &[u32], value_bits: u32, c: char) -> u32 {
         .map_or(0, |i| runs[i] & ((1 << value_bits) - 1))
 }
 
+/// The bytes these tables take.
+pub(super) fn table_bytes() -> usize {
+    let tables: [&[u32]; 8] = [
+        CATEGORY_RUNS,
+        COMBINING_CLASS_RUNS,
+        EMOJI_RUNS,
+        DECOMPOSE_KEYS,
+        DECOMPOSE_VALUES,
+        COMPOSE_SECONDS,
+        COMPOSE_KEYS,
+        COMPOSE_VALUES,
+    ];
+    tables.iter().map(|t| size_of_val(*t)).sum::<usize>() + DECOMPOSE_POOL.len()
+}
+
 pub(crate) fn category(c: char) -> Category {
     CATEGORIES[run_value(CATEGORY_RUNS, 3, c) as usize]
 }

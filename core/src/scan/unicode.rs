@@ -606,6 +606,21 @@ pub(super) fn is_mongolian_letter(c: char) -> bool {
     matches!(c, '\u{1820}'..='\u{1878}' | '\u{1880}'..='\u{18AA}' | '\u{11660}'..='\u{1167F}')
 }
 
+/// The bytes these tables take.
+pub(super) fn table_bytes() -> usize {
+    [
+        DEFAULT_IGNORABLE,
+        JOINING_SCRIPTS,
+        RIGHT_TO_LEFT,
+        IDEOGRAPHS,
+    ]
+    .iter()
+    .map(|t| size_of_val(*t))
+    .sum::<usize>()
+        + size_of_val(ASCII_PROTOTYPES)
+        + size_of_val(SMALL_CAPITALS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

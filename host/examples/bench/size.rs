@@ -1,6 +1,7 @@
-//! What the component's bytes are: its main core module's code and data (the data is
-//! mostly the scan's Unicode tables), and everything else (jco-style adapter modules,
-//! the component model's type and canonical sections, the WIT in a custom section).
+//! What the component's bytes are: its main core module's code and data (the scan's
+//! Unicode tables apart from the rest), and everything else (jco-style adapter modules,
+//! the component model's type and canonical sections, the WIT in a custom section),
+//! each with a budget: a part past its budget is a regression to look at.
 
 fn leb(bytes: &[u8], at: &mut usize) -> usize {
     let (mut value, mut shift) = (0usize, 0);
@@ -28,8 +29,8 @@ fn sections(bytes: &[u8], mut at: usize) -> Vec<(u8, &[u8])> {
     out
 }
 
-/// `(part, bytes)`: the largest core module's code, data and rest, then the rest.
-pub fn parts(component: &[u8]) -> Vec<(&'static str, usize)> {
+/// `(part, bytes, budget)`: the largest core module's code, data and rest, then the rest.
+pub fn parts(component: &[u8]) -> Vec<(&'static str, usize, usize)> {
     let modules: Vec<&[u8]> = sections(component, 8)
         .into_iter()
         .filter(|(id, _)| *id == 1)
@@ -49,16 +50,28 @@ pub fn parts(component: &[u8]) -> Vec<(&'static str, usize)> {
             _ => {}
         }
     }
+    let unicode = metis_memory_core::scan::unicode_table_bytes();
     vec![
-        ("guest code (the core module's code section)", code),
-        ("guest data (static tables and strings)", data),
+        ("guest code (the core module's code section)", code, 185_000),
+        (
+            "guest data: the scan's Unicode tables (NFKC, properties, look-alikes)",
+            unicode,
+            75_000,
+        ),
+        (
+            "guest data: the rest (texts, rules, the standard library's tables)",
+            data.saturating_sub(unicode),
+            60_000,
+        ),
         (
             "the rest of the guest core module",
             main.len() - code - data,
+            5_000,
         ),
         (
             "the component model's wrapping (types, canonical ABI, adapters, WIT)",
             component.len() - main.len(),
+            25_000,
         ),
     ]
 }
