@@ -100,7 +100,10 @@ impl MetisDir {
                     size: bytes.len() as u64,
                 });
             }
-            if end || chunk.is_empty() {
+            // A short read that completes the size the open file had is its end: asking
+            // again only to be told so would be a second host call on every read.
+            let complete = (chunk.len() as u64) < want && bytes.len() as u64 == opened.size;
+            if end || chunk.is_empty() || complete {
                 return Ok(bytes);
             }
         }
