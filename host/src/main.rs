@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use metis_memory::{AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, Workspace};
+use metis_memory::{
+    AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace,
+};
 
 use cli::Output;
 
@@ -132,6 +134,18 @@ enum Command {
         #[arg(long, value_name = "FILE=HASH", value_parser = parse_seen)]
         seen: Vec<FileVersion>,
     },
+    /// Serve the memory to an MCP client over stdio (the Model Context Protocol)
+    ///
+    /// Tools: memory_add, memory_replace, memory_consolidate, as `tools` prints them.
+    /// Resources, read fresh on every request, with subscriptions: memory://MEMORY.md,
+    /// memory://USER.md, memory://prompt. Prompt: `memory`. Standard output carries
+    /// only protocol messages; logs go to stderr. Exit status 0 at the end of input, 1
+    /// when the workspace cannot be opened.
+    Mcp {
+        /// Skip the memory poisoning scan on tool calls (as `call --no-scan`)
+        #[arg(long)]
+        no_scan: bool,
+    },
     /// Write the embedded WebAssembly component, for hosts in other languages
     /// (wasmtime-py, jco) or for `wasm-tools component wit`
     Component {
@@ -177,6 +191,9 @@ fn main() -> ExitCode {
     let mut workspace = Workspace::open(args.workspace.unwrap_or_else(|| PathBuf::from(".")));
     if args.allow_metis_link {
         workspace = workspace.follow_metis_link();
+    }
+    if let Command::Mcp { no_scan } = args.command {
+        return cli::mcp::serve(workspace, scan_policy(no_scan));
     }
     let out = Output { json: args.json };
     match run(&workspace, args.command, &out) {
@@ -254,10 +271,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 Some(json) => json.to_owned(),
             };
             let options = CallOptions {
-                scan: metis_memory::ScanPolicy {
-                    invisible_characters: !no_scan,
-                    injection_patterns: !no_scan,
-                },
+                scan: scan_policy(no_scan),
                 seen,
                 withheld: Vec::new(),
             };
@@ -271,8 +285,17 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Component { output } => write_component(&output)?,
+        Command::Mcp { .. } => unreachable!("`mcp` is served before `run`"),
     }
     Ok(())
+}
+
+/// Both parts of the poisoning scan, or neither with `--no-scan`.
+fn scan_policy(no_scan: bool) -> ScanPolicy {
+    ScanPolicy {
+        invisible_characters: !no_scan,
+        injection_patterns: !no_scan,
+    }
 }
 
 fn write_component(output: &std::path::Path) -> Result<(), Failure> {

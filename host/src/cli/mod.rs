@@ -19,6 +19,7 @@ macro_rules! complain {
 
 pub(crate) use complain;
 
+pub mod mcp;
 mod status;
 
 use metis_memory::{

@@ -1,0 +1,88 @@
+//! `metis-memory mcp`: the memory served to an MCP client over stdio.
+//!
+//! The protocol runs on a tokio runtime (rmcp); every library call runs on one plain
+//! thread that owns the workspace (`worker`); stdout carries only protocol messages
+//! (`transport`), and everything else goes to stderr.
+
+mod server;
+mod transport;
+mod worker;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use metis_memory::{Error, MemoryFile, ScanPolicy, Workspace};
+use rmcp::service::ServerInitializeError;
+
+use server::MemoryServer;
+use transport::LineTransport;
+use worker::MemoryWorker;
+
+/// Serves `workspace` until the end of input: exit 0 then, 1 if the workspace cannot
+/// be opened (said on stderr before anything is served) or the session fails.
+pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
+    match start(workspace, scan).and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            complain!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Everything that can fail before the first message: the workspace, its `.metis`, the
+/// component (loaded now, so the first call is not slowed by it), the tool definitions.
+fn start(workspace: Workspace, scan: ScanPolicy) -> Result<MemoryServer, String> {
+    check_root(workspace.root())?;
+    let worker = MemoryWorker::start(workspace)
+        .map_err(|e| format!("cannot start the memory thread: {e}"))?;
+    let definitions = worker
+        .run_blocking(|ws| {
+            // `exists` opens `.metis` as every call does: a link, or something that is
+            // not a directory, is refused here rather than on the first call.
+            ws.exists(MemoryFile::Memory)?;
+            ws.tool_definitions()
+        })
+        .map_err(|_| "the memory thread failed as it started".to_owned())?
+        .map_err(|e: Error| e.to_string())?;
+    MemoryServer::new(worker, &definitions, scan)
+}
+
+fn check_root(root: &Path) -> Result<(), String> {
+    match std::fs::metadata(root) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "the workspace {} is not a directory",
+            root.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("the workspace {} does not exist", root.display()))
+        }
+        Err(e) => Err(format!("cannot open the workspace {}: {e}", root.display())),
+    }
+}
+
+fn run(server: MemoryServer) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let outcome = runtime.block_on(async {
+        let transport = LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+        match rmcp::serve_server(server, transport).await {
+            Ok(session) => session
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| format!("the session failed: {e}")),
+            // The input ended before `initialize`: nothing was asked, nothing is wrong.
+            Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(format!("the session failed to start: {e}")),
+        }
+    });
+    // A read of stdin still pending (it runs on a blocking thread) must not hold the
+    // exit; the input has ended or the session has failed by now.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    outcome
+}

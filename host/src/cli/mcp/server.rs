@@ -1,0 +1,345 @@
+//! What `metis-memory mcp` serves: the component's three tools, the two files and the
+//! composed prompt as resources (with update notifications), and the memory as a prompt.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use metis_memory::json::{error_json, tool_success_json};
+use metis_memory::{Error, MemoryFile, ScanPolicy, ToolDefinition, Workspace};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::worker::{MemoryWorker, WorkerGone};
+
+/// The one prompt this server offers.
+const PROMPT_NAME: &str = "memory";
+
+/// The server's state: the worker that owns the workspace, and what clients subscribed to.
+pub struct MemoryServer {
+    worker: MemoryWorker,
+    tools: Vec<Tool>,
+    scan: ScanPolicy,
+    /// URIs of resources the client subscribed to (stdio serves one client).
+    subscribed: Mutex<BTreeSet<String>>,
+}
+
+/// A resource this server has: one of the files, or the prompt composed from both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MemoryResource {
+    File(MemoryFile),
+    Prompt,
+}
+
+impl MemoryResource {
+    const ALL: [MemoryResource; 3] = [
+        MemoryResource::File(MemoryFile::Memory),
+        MemoryResource::File(MemoryFile::User),
+        MemoryResource::Prompt,
+    ];
+
+    fn uri(self) -> String {
+        match self {
+            MemoryResource::File(file) => format!("memory://{}", file.file_name()),
+            MemoryResource::Prompt => "memory://prompt".to_owned(),
+        }
+    }
+
+    fn parse(uri: &str) -> Option<MemoryResource> {
+        MemoryResource::ALL
+            .into_iter()
+            .find(|resource| resource.uri() == uri)
+    }
+
+    fn listing(self) -> Resource {
+        let (name, description) = match self {
+            MemoryResource::File(MemoryFile::Memory) => (
+                "MEMORY.md",
+                "Facts about this workspace, kept by the agent (soft cap 2048 bytes, hard cap 4096)",
+            ),
+            MemoryResource::File(MemoryFile::User) => (
+                "USER.md",
+                "Facts about the user, kept by the agent (soft cap 1536 bytes, hard cap 3072)",
+            ),
+            MemoryResource::Prompt => (
+                "prompt",
+                "The memory as a system prompt's sections: USER.md, then MEMORY.md (what `metis-memory prompt` prints)",
+            ),
+        };
+        Resource::new(self.uri(), name)
+            .with_description(description)
+            .with_mime_type("text/markdown")
+    }
+}
+
+impl MemoryServer {
+    /// `definitions` are the component's own (`Workspace::tool_definitions`), served as
+    /// they are.
+    pub fn new(
+        worker: MemoryWorker,
+        definitions: &[ToolDefinition],
+        scan: ScanPolicy,
+    ) -> Result<Self, String> {
+        let tools = definitions
+            .iter()
+            .map(|definition| {
+                let schema: JsonObject =
+                    serde_json::from_str(&definition.input_schema).map_err(|e| {
+                        format!(
+                            "{}: the input schema is not a JSON object: {e}",
+                            definition.name
+                        )
+                    })?;
+                Ok(Tool::new(
+                    definition.name.clone(),
+                    definition.description.clone(),
+                    Arc::new(schema),
+                ))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(MemoryServer {
+            worker,
+            tools,
+            scan,
+            subscribed: Mutex::default(),
+        })
+    }
+
+    /// Runs `call` on the worker; the error a client sees if the worker is gone.
+    async fn run<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&Workspace) -> T + Send + 'static,
+    ) -> Result<T, McpError> {
+        self.worker
+            .run(call)
+            .await
+            .map_err(|WorkerGone| McpError::internal_error("the memory call failed", None))
+    }
+
+    /// Tells the client that `file` and the prompt changed, where it subscribed to them.
+    async fn announce_write(&self, peer: &Peer<RoleServer>, file: MemoryFile) {
+        let uris: Vec<String> = {
+            let subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+            [MemoryResource::File(file), MemoryResource::Prompt]
+                .into_iter()
+                .map(MemoryResource::uri)
+                .filter(|uri| subscribed.contains(uri))
+                .collect()
+        };
+        for uri in uris {
+            let param = ResourceUpdatedNotificationParam::new(uri.clone());
+            if let Err(e) = peer.notify_resource_updated(param).await {
+                complain!("metis-memory mcp: cannot notify {uri}: {e}");
+            }
+        }
+    }
+
+    fn subscribable(uri: &str) -> Result<String, McpError> {
+        match MemoryResource::parse(uri) {
+            Some(resource) => Ok(resource.uri()),
+            None => Err(no_such_resource(uri)),
+        }
+    }
+}
+
+fn no_such_resource(uri: &str) -> McpError {
+    let known: Vec<String> = MemoryResource::ALL
+        .into_iter()
+        .map(MemoryResource::uri)
+        .collect();
+    McpError::resource_not_found(
+        format!("no resource {uri}: this server has {}", known.join(", ")),
+        None,
+    )
+}
+
+/// A store refusal on a read, with the store's text and its JSON shape as data.
+fn store_failure(error: &Error) -> McpError {
+    McpError::internal_error(error.to_string(), Some(error_json(error)))
+}
+
+fn text_result(text: String, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text)];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_server_info(
+                Implementation::new("metis-memory", env!("CARGO_PKG_VERSION"))
+                    .with_title("metis-memory: bounded agent memory"),
+            )
+            .with_instructions(
+                "Bounded memory for this workspace: MEMORY.md (facts about the workspace) and \
+                 USER.md (facts about the user), each with a hard byte cap. Read memory://prompt \
+                 (or the `memory` prompt) for what is remembered; record durable facts with \
+                 memory_add, fix them with memory_replace, and rewrite a file with \
+                 memory_consolidate when a tool result says it is over its soft cap.",
+            )
+    }
+
+    /// The `initialize` handshake only: `resources/subscribe` is how this server
+    /// announces changes, and the protocol dropped it with the handshake (2026-07-28).
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    /// The component validates the input, runs the write and the poisoning scan; every
+    /// refusal, whatever its cause, is a tool result the model reads, with nothing written.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.into_owned();
+        let input = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let scan = self.scan;
+        let outcome = self
+            .run(move |ws| ws.call_tool_with_policy(&name, &input, scan))
+            .await?;
+        let result = match outcome {
+            Ok(success) => {
+                self.announce_write(&context.peer, success.result.file)
+                    .await;
+                let mut result = text_result(success.text.clone(), false);
+                result.structured_content = Some(tool_success_json(&success));
+                result
+            }
+            Err(Error::Tool(refused)) => text_result(refused.message, true),
+            Err(other) => text_result(other.to_string(), true),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = MemoryResource::ALL.map(MemoryResource::listing);
+        Ok(ListResourcesResult::with_all_items(resources.to_vec()))
+    }
+
+    /// Read from disk on every request: a person's edit or another agent's write is
+    /// seen at once.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let resource =
+            MemoryResource::parse(&request.uri).ok_or_else(|| no_such_resource(&request.uri))?;
+        let text = self
+            .run(move |ws| match resource {
+                MemoryResource::File(file) => ws.read(file),
+                MemoryResource::Prompt => ws.assemble_system_prompt(""),
+            })
+            .await?
+            .map_err(|e| store_failure(&e))?;
+        let contents = ResourceContents::text(text, resource.uri()).with_mime_type("text/markdown");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let uri = MemoryServer::subscribable(&request.uri)?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let uri = MemoryServer::subscribable(&request.uri)?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let base = PromptArgument::new("base")
+            .with_description("A base system prompt the memory sections follow")
+            .with_required(false);
+        let prompt = Prompt::new(
+            PROMPT_NAME,
+            Some(
+                "The memory sections (USER.md, then MEMORY.md) composed as a system prompt, read fresh",
+            ),
+            Some(vec![base]),
+        );
+        Ok(ListPromptsResult::with_all_items(vec![prompt]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if request.name != PROMPT_NAME {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no prompt {:?}: this server has {PROMPT_NAME:?}",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let base = match request.arguments.as_ref().and_then(|args| args.get("base")) {
+            None => String::new(),
+            Some(serde_json::Value::String(base)) => base.clone(),
+            Some(_) => return Err(McpError::invalid_params("`base` must be a string", None)),
+        };
+        let prompt = self
+            .run(move |ws| ws.assemble_system_prompt(&base))
+            .await?
+            .map_err(|e| store_failure(&e))?;
+        let message = PromptMessage::new_text(Role::User, prompt);
+        Ok(GetPromptResult::new(vec![message])
+            .with_description("The workspace's memory, as a system prompt's sections")
+            .into())
+    }
+}

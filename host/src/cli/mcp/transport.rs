@@ -1,0 +1,279 @@
+//! The stdio transport of `metis-memory mcp`: one JSON-RPC message per line each way.
+//!
+//! rmcp's own stdio transport silently drops a line that is not JSON; the server
+//! answers every line it cannot use instead, so a client (or a person typing) learns
+//! what went wrong: `-32700` for a line that is not JSON, `-32600` (with the message's
+//! id when it has one) for JSON that is not a message, `-32600` for a line too long to
+//! read. Then it reads on. The end of input ends the session.
+
+use std::sync::Arc;
+
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+/// The longest line read, in bytes: far more than any tool call can use (a file's hard
+/// cap is 4 KiB), and bounded so that input without newlines cannot exhaust memory.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// JSON-RPC's code for input that is not JSON.
+const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's code for JSON that is not a valid message.
+const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's code for a known method called with parameters of the wrong shape.
+const INVALID_PARAMS: i32 = -32602;
+
+/// The protocol's methods this server answers. rmcp reads one of them whose params do
+/// not parse as an unknown method, and would answer "method not found".
+const SERVED_METHODS: [&str; 11] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+];
+
+/// Lines from `input`, messages to `output`; see the module's documentation.
+pub struct LineTransport<R, W> {
+    input: BufReader<R>,
+    /// The line being read. It lives here, not in `receive`, because rmcp polls
+    /// `receive` in a `select!` and may drop it mid-line: the next call resumes.
+    line: Vec<u8>,
+    /// Set while skipping the rest of a line longer than [`MAX_LINE_BYTES`].
+    skipping: bool,
+    /// Whether a request has come yet: until then, notifications and responses are
+    /// dropped, since rmcp ends the session on anything but a request before
+    /// `initialize`.
+    seen_request: bool,
+    /// Every line written goes through this lock whole, so lines never interleave.
+    output: Arc<Mutex<W>>,
+    /// An error reply still being written; awaited before the next line is handed on,
+    /// so replies keep the order of the lines they answer.
+    reply: Option<JoinHandle<()>>,
+}
+
+/// What one line of input turned out to be.
+enum Line {
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing to do: a blank line, or a notification that cannot be parsed (a
+    /// notification is never answered).
+    Skip,
+    /// Not usable: this JSON-RPC error is the answer.
+    Refused(Value),
+}
+
+enum Read {
+    Line,
+    TooLong,
+    End,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    pub fn new(input: R, output: W) -> Self {
+        LineTransport {
+            input: BufReader::new(input),
+            line: Vec::new(),
+            skipping: false,
+            seen_request: false,
+            output: Arc::new(Mutex::new(output)),
+            reply: None,
+        }
+    }
+
+    /// Reads up to the next newline into `self.line`, never past [`MAX_LINE_BYTES`].
+    /// Cancel-safe: bytes are moved from the reader's buffer to `self.line` with no
+    /// await in between.
+    async fn read_line(&mut self) -> Read {
+        loop {
+            let available = match self.input.fill_buf().await {
+                Ok(available) => available,
+                Err(e) => {
+                    complain!("metis-memory mcp: cannot read standard input: {e}");
+                    return Read::End;
+                }
+            };
+            if available.is_empty() {
+                // A last line without a newline is still a line.
+                return if self.line.is_empty() || self.skipping {
+                    Read::End
+                } else {
+                    Read::Line
+                };
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let mut outcome = None;
+            if self.skipping {
+                if newline.is_some() {
+                    self.skipping = false;
+                }
+            } else if self.line.len() + take > MAX_LINE_BYTES {
+                self.line.clear();
+                self.skipping = newline.is_none();
+                outcome = Some(Read::TooLong);
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+                if newline.is_some() {
+                    outcome = Some(Read::Line);
+                }
+            }
+            self.input.consume(take);
+            if let Some(outcome) = outcome {
+                return outcome;
+            }
+        }
+    }
+
+    /// Writes `error` as a reply on its own task, which `receive` awaits before it
+    /// hands on another message.
+    fn send_reply(&mut self, error: Value) {
+        let output = self.output.clone();
+        let line = format!("{error}\n");
+        self.reply = Some(tokio::spawn(async move {
+            if let Err(e) = write_line(&output, line.as_bytes()).await {
+                complain!("metis-memory mcp: cannot write to standard output: {e}");
+            }
+        }));
+    }
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let output = self.output.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item)?;
+            line.push(b'\n');
+            write_line(&output, &line).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            if let Some(reply) = self.reply.as_mut() {
+                let _ = reply.await;
+                self.reply = None;
+            }
+            match self.read_line().await {
+                Read::End => return None,
+                Read::TooLong => {
+                    complain!(
+                        "metis-memory mcp: refused a line longer than {MAX_LINE_BYTES} bytes"
+                    );
+                    self.send_reply(error_reply(
+                        Value::Null,
+                        INVALID_REQUEST,
+                        &format!("Invalid Request: a line longer than {MAX_LINE_BYTES} bytes"),
+                    ));
+                }
+                Read::Line => {
+                    let line = std::mem::take(&mut self.line);
+                    match parse_line(&line) {
+                        Line::Message(message) => {
+                            if matches!(*message, JsonRpcMessage::Request(_)) {
+                                self.seen_request = true;
+                            } else if !self.seen_request {
+                                complain!(
+                                    "metis-memory mcp: ignored a message before the first request (initialize comes first)"
+                                );
+                                continue;
+                            }
+                            return Some(*message);
+                        }
+                        Line::Skip => {}
+                        Line::Refused(error) => self.send_reply(error),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.output.lock().await.flush().await
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(output: &Mutex<W>, line: &[u8]) -> std::io::Result<()> {
+    let mut output = output.lock().await;
+    output.write_all(line).await?;
+    output.flush().await
+}
+
+/// Classifies one line (with or without its newline).
+fn parse_line(line: &[u8]) -> Line {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Line::Skip;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(e) => {
+            complain!("metis-memory mcp: a line that is not JSON: {e}");
+            return Line::Refused(error_reply(
+                Value::Null,
+                PARSE_ERROR,
+                &format!("Parse error: {e}"),
+            ));
+        }
+    };
+    let id = match value.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let is_notification = value.get("id").is_none()
+        && value.get("method").is_some_and(Value::is_string)
+        && value.get("jsonrpc") == Some(&json!("2.0"));
+    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+        Ok(JsonRpcMessage::Request(request))
+            if matches!(&request.request, ClientRequest::CustomRequest(custom)
+                if SERVED_METHODS.contains(&custom.method.as_str())) =>
+        {
+            Line::Refused(error_reply(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: not the shape this method takes",
+            ))
+        }
+        Ok(message) => Line::Message(Box::new(message)),
+        Err(e) if is_notification => {
+            complain!("metis-memory mcp: ignored a notification it cannot read: {e}");
+            Line::Skip
+        }
+        Err(e) => {
+            complain!("metis-memory mcp: JSON that is not a message: {e}");
+            Line::Refused(error_reply(
+                id,
+                INVALID_REQUEST,
+                &format!("Invalid Request: {e}"),
+            ))
+        }
+    }
+}
+
+fn error_reply(id: Value, code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}

@@ -1,0 +1,69 @@
+//! The one thread every library call of `metis-memory mcp` runs on.
+//!
+//! The library drives the component through wasmtime's synchronous WASI bindings, which
+//! must not be called from a thread of a tokio runtime (they block, and may try to start
+//! a runtime of their own). So a plain thread owns the [`Workspace`] for the server's
+//! whole life, which also lets every read use the instance the library keeps for reads,
+//! and the protocol's async handlers send it jobs and await the replies.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc;
+
+use metis_memory::Workspace;
+
+type Job = Box<dyn FnOnce(&Workspace) + Send>;
+
+/// The sending end of the worker's queue; the thread ends when this is dropped.
+pub struct MemoryWorker {
+    jobs: mpsc::Sender<Job>,
+}
+
+/// The worker thread is gone, or a job panicked before it replied.
+#[derive(Debug)]
+pub struct WorkerGone;
+
+impl MemoryWorker {
+    /// Starts the thread that owns `workspace`.
+    pub fn start(workspace: Workspace) -> std::io::Result<MemoryWorker> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("metis-memory-calls".into())
+            .spawn(move || {
+                for job in queue {
+                    // A panic in one call is a bug, but it must not end the server: the
+                    // job's reply is dropped with it, which its caller sees as an error.
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| job(&workspace)));
+                }
+            })?;
+        Ok(MemoryWorker { jobs })
+    }
+
+    /// Runs `call` on the worker and waits for its result without blocking the runtime.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&Workspace) -> T + Send + 'static,
+    ) -> Result<T, WorkerGone> {
+        self.submit(call)?.await.map_err(|_| WorkerGone)
+    }
+
+    /// Runs `call` on the worker and blocks this thread until it is done: for the checks
+    /// made before the runtime starts (never from inside it).
+    pub fn run_blocking<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&Workspace) -> T + Send + 'static,
+    ) -> Result<T, WorkerGone> {
+        self.submit(call)?.blocking_recv().map_err(|_| WorkerGone)
+    }
+
+    fn submit<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&Workspace) -> T + Send + 'static,
+    ) -> Result<tokio::sync::oneshot::Receiver<T>, WorkerGone> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |workspace| {
+            let _ = reply.send(call(workspace));
+        });
+        self.jobs.send(job).map_err(|_| WorkerGone)?;
+        Ok(answer)
+    }
+}
