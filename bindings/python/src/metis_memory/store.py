@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -57,8 +58,10 @@ def _cap(name: str, file: MemoryFile) -> int:
 
 class MemoryStore:
     """The memory of the workspace at `workspace_path`: `.metis/MEMORY.md` and
-    `.metis/USER.md`. Every call reads the files fresh, in a fresh sandboxed instance that
-    sees only `.metis/`; `.metis/` is created (mode 0700) on the first write."""
+    `.metis/USER.md`. Every call reads the files fresh, in a sandboxed instance that sees
+    only `.metis/`: a fresh one for each write, one kept by this store for reads (see
+    `_runtime.KeptInstance`); `.metis/` is created (mode 0700) on the first write. A store
+    may be used from several threads."""
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class MemoryStore:
         self._limits = limits
         self._follow_metis_link = follow_metis_link
         self._read_only = read_only
+        self._kept = _runtime.KeptInstance()
 
     @property
     def workspace_path(self) -> str:
@@ -158,13 +162,7 @@ class MemoryStore:
 
     def tool_definitions(self) -> list[ToolDefinition]:
         """`memory_add`, `memory_replace`, `memory_consolidate`, for an LLM API."""
-        values = _runtime.with_instance(
-            lambda exports: exports(TOOLS, "definitions"),
-            metis_dir=None,
-            read_only=True,
-            limits=self._limits,
-            owner=0,
-        )
+        values = self._run(_Access.READ, lambda exports: exports(TOOLS, "definitions"))
         return [_wit.tool_definition(v) for v in values]
 
     def call_tool(
@@ -228,13 +226,19 @@ class MemoryStore:
         return self._run(access, op)
 
     def _run(self, access: _Access, op: Callable[[Exports], T]) -> T:
-        """Runs `op` on a fresh instance that sees `.metis/` (created first for a write),
-        then undoes what a failed write left: a trapped call's lock and temporary file,
-        and a `.metis/` this call created that is still empty."""
+        """Runs `op` on an instance that sees `.metis/`: a read on the kept instance, a write
+        on a fresh one (after creating `.metis/`), then undoes what a failed write left: a
+        trapped call's lock and temporary file, and a `.metis/` this call created that is
+        still empty."""
+        if access is _Access.READ:
+            info = self._existing_metis_dir()
+            metis_id = None if info is None else (info.st_dev, info.st_ino)
+            return self._kept.run(metis_id, self._open_metis_dir, self._limits, op)
         metis = self.metis_dir
-        writes = access is _Access.WRITE and not self._read_only
+        writes = not self._read_only
         created = self._create_metis_dir() if writes else False
-        present = True if writes else self._existing_metis_dir()
+        present = True if writes else self._existing_metis_dir() is not None
+        # A write's own token: after a trap, exactly its lock and temporary file are removed.
         owner = secrets.randbits(64)
         done = False
         try:
@@ -258,12 +262,16 @@ class MemoryStore:
                 except OSError:
                     pass
 
-    def _existing_metis_dir(self) -> bool:
-        """Whether `.metis/` exists; an error when something else is there, or a symbolic
-        link this store was not told to follow."""
+    def _existing_metis_dir(self) -> os.stat_result | None:
+        """`.metis/`'s status if it exists, else `None`; an error when something else is
+        there, or a symbolic link this store was not told to follow."""
         metis = self.metis_dir
         try:
-            if stat.S_ISLNK(os.lstat(metis).st_mode) and not self._follow_metis_link:
+            info = os.lstat(metis)
+            # The common case in one system call: a directory that is not a link.
+            if stat.S_ISDIR(info.st_mode):
+                return info
+            if stat.S_ISLNK(info.st_mode) and not self._follow_metis_link:
                 raise MetisWorkspaceError(
                     f"{metis} is a symbolic link to {os.readlink(metis)}: memory would be "
                     "read and written outside this workspace, so it is refused (if you keep "
@@ -271,19 +279,48 @@ class MemoryStore:
                 )
             info = os.stat(metis)
         except FileNotFoundError:
-            return False
+            return None
         except MetisWorkspaceError:
             raise
         except OSError as e:
             raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
         if not stat.S_ISDIR(info.st_mode):
             raise MetisWorkspaceError(f"{metis} exists but is not a directory")
-        return True
+        return info
+
+    def _open_metis_dir(self) -> _runtime.OpenedDir | None:
+        """`.metis/` opened for pre-opening (`None` if there is none), never through a link
+        unless this store follows one: the instance gets exactly the directory opened here,
+        even if `.metis` is swapped for a link or another directory a moment later."""
+        metis = self.metis_dir
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
+        if not self._follow_metis_link:
+            flags |= os.O_NOFOLLOW
+        try:
+            fd = os.open(metis, flags)
+        except OSError as e:
+            # Say why as `_existing_metis_dir` does (a link refused, not a directory,
+            # missing); a directory again by now means it was swapped meanwhile.
+            if self._existing_metis_dir() is None:
+                return None
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise MetisWorkspaceError(
+                    f"{metis} changed as it was opened (it was a symbolic link or not a "
+                    f"directory a moment ago: {e}), so it is refused"
+                ) from e
+            raise MetisWorkspaceError(f"cannot open {metis}: {e}") from e
+        try:
+            info = os.fstat(fd)
+        except OSError as e:
+            os.close(fd)
+            raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
+        path = _runtime.descriptor_path(fd) or str(metis)
+        return _runtime.OpenedDir(fd, path, (info.st_dev, info.st_ino))
 
     def _create_metis_dir(self) -> bool:
         """Makes sure `.metis/` exists (mode 0700 when created here); whether this call
         created it."""
-        if self._existing_metis_dir():
+        if self._existing_metis_dir() is not None:
             return False
         try:
             os.mkdir(self.metis_dir, 0o700)
