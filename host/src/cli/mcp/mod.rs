@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use metis_memory::{Error, MemoryFile, ScanPolicy, Workspace};
+use metis_memory::{Error, ScanPolicy, Workspace};
 use rmcp::service::ServerInitializeError;
 
 use server::MemoryServer;
@@ -38,12 +38,9 @@ fn start(workspace: Workspace, scan: ScanPolicy) -> Result<MemoryServer, String>
     let worker = MemoryWorker::start(workspace)
         .map_err(|e| format!("cannot start the memory thread: {e}"))?;
     let definitions = worker
-        .run_blocking(|ws| {
-            // `exists` opens `.metis` as every call does: a link, or something that is
-            // not a directory, is refused here rather than on the first call.
-            ws.exists(MemoryFile::Memory)?;
-            ws.tool_definitions()
-        })
+        // Like every call, this one checks `.metis`: a link, or something that is not a
+        // directory, is refused here rather than on the first request.
+        .run_blocking(|ws| ws.tool_definitions())
         .map_err(|_| "the memory thread failed as it started".to_owned())?
         .map_err(|e: Error| e.to_string())?;
     MemoryServer::new(worker, &definitions, scan)

@@ -1,0 +1,391 @@
+//! `metis-memory mcp` spoken to over raw pipes, without an MCP SDK: what a broken or
+//! impatient client sends (a line that is not JSON, JSON that is not a message, an end
+//! of input at any moment), and workspaces that cannot be served. The session as a real
+//! client drives it is `tests/mcp/` (scripts/test-mcp, the PyPI `mcp` SDK).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use common::TestWorkspace;
+use metis_memory::MemoryFile;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
+
+/// How long a reply may take before the test fails: a bound on a broken server, never
+/// a wait for something to happen (every step waits for the reply itself).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A running `metis-memory mcp`: its stdin, its stdout as parsed lines, its stderr.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Receiver<String>,
+    stderr: JoinHandle<String>,
+}
+
+impl Server {
+    fn start(workspace: &std::path::Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .arg("--workspace")
+            .arg(workspace)
+            .arg("mcp")
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (lines, stdout) = mpsc::channel();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                if lines.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            err.read_to_string(&mut text).unwrap();
+            text
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// The next line on stdout, which must be one JSON-RPC message.
+    fn next(&self) -> Value {
+        let line = self
+            .stdout
+            .recv_timeout(PATIENCE)
+            .expect("the server wrote nothing more on stdout");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+
+    fn initialize(&mut self) {
+        self.send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "raw-pipe test", "version": "1" },
+            },
+        }));
+        let reply = self.next();
+        assert_eq!(reply["id"], 1, "{reply}");
+        assert_eq!(
+            reply["result"]["serverInfo"]["name"], "metis-memory",
+            "{reply}"
+        );
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    }
+
+    /// Closes stdin (the end of input) and waits for the exit: the status, every line
+    /// still written on stdout, and stderr.
+    fn finish(mut self) -> (ExitStatus, Vec<Value>, String) {
+        drop(self.stdin.take());
+        let (status, rest) = self.wait();
+        (status, rest, self.stderr.join().unwrap())
+    }
+
+    fn wait(&mut self) -> (ExitStatus, Vec<Value>) {
+        let mut rest = Vec::new();
+        // stdout closes when the process ends.
+        loop {
+            match self.stdout.recv_timeout(PATIENCE) {
+                Ok(line) => rest.push(serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("stdout carried a line that is not JSON ({e}): {line}")
+                })),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.child.kill();
+                    panic!("the server did not exit; it wrote {rest:?}");
+                }
+            }
+        }
+        (self.child.wait().unwrap(), rest)
+    }
+}
+
+fn tools_list(id: u64) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" })
+}
+
+fn tool_names(reply: &Value) -> Vec<&str> {
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a tools/list result: {reply}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect()
+}
+
+const TOOLS: [&str; 3] = ["memory_add", "memory_replace", "memory_consolidate"];
+
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error_and_the_next_request_is_answered() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send_line("this is not json {");
+    server.send(tools_list(2));
+    // The error comes first: a reply to a line is written before the next line is read.
+    let error = server.next();
+    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let reply = server.next();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(tool_names(&reply), TOOLS);
+    let (status, rest, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(stderr.contains("not JSON"), "{stderr}");
+}
+
+#[test]
+fn a_line_that_is_not_json_before_initialize_does_not_end_the_session() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send_line("\u{1}\u{2} garbage");
+    assert_eq!(server.next()["error"]["code"], -32700);
+    server.initialize();
+    server.send(tools_list(2));
+    assert_eq!(tool_names(&server.next()), TOOLS);
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_notification_before_initialize_is_dropped_and_the_session_starts() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.initialize();
+    server.send(tools_list(2));
+    assert_eq!(tool_names(&server.next()), TOOLS);
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn json_that_is_not_a_message_gets_invalid_request_with_its_id() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    for (line, id, code) in [
+        (r#"{"id": 9}"#, json!(9), -32600),
+        (
+            r#"{"jsonrpc": "2.0", "id": "s", "method": 5}"#,
+            json!("s"),
+            -32600,
+        ),
+        ("[1, 2]", Value::Null, -32600),
+        ("17", Value::Null, -32600),
+        // A method this server has, with params of the wrong shape.
+        (
+            r#"{"jsonrpc": "2.0", "id": 4, "method": "tools/call"}"#,
+            json!(4),
+            -32602,
+        ),
+    ] {
+        server.send_line(line);
+        let error = server.next();
+        assert_eq!(error["id"], id, "{line}: {error}");
+        assert_eq!(error["error"]["code"], code, "{line}: {error}");
+    }
+    server.send(tools_list(5));
+    assert_eq!(server.next()["id"], 5);
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_notification_that_cannot_be_read_is_not_answered() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send_line(r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5}"#);
+    server.send(tools_list(2));
+    assert_eq!(server.next()["id"], 2, "the notification was answered");
+}
+
+#[test]
+fn a_line_longer_than_the_limit_is_refused_unread_and_the_session_goes_on() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    let long = format!(
+        r#"{{"jsonrpc": "2.0", "id": 3, "method": "ping", "x": "{}"}}"#,
+        "a".repeat(5 << 20)
+    );
+    server.send_line(&long);
+    let error = server.next();
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than")
+    );
+    server.send(tools_list(4));
+    assert_eq!(server.next()["id"], 4);
+}
+
+#[test]
+fn the_end_of_input_before_anything_is_a_clean_exit() {
+    let t = TestWorkspace::new();
+    let (status, rest, stderr) = Server::start(t.root(), &[]).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(!t.metis().exists(), "serving created .metis/");
+}
+
+#[test]
+fn the_end_of_input_right_after_initialize_is_a_clean_exit_after_the_reply() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "raw-pipe test", "version": "1" },
+        },
+    }));
+    let (status, rest, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], 1, "{rest:?}");
+}
+
+#[test]
+fn a_write_asked_for_just_before_the_end_of_input_is_made_and_answered() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "memory_add", "arguments": { "file": "USER.md", "entry": "- likes tea" } },
+    }));
+    let (status, rest, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], 2, "{rest:?}");
+    assert_eq!(rest[0]["result"]["isError"], false, "{rest:?}");
+    assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"- likes tea\n");
+}
+
+#[test]
+fn writes_sent_at_once_are_each_made_once() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    for n in 0..20 {
+        server.send(json!({
+            "jsonrpc": "2.0", "id": 100 + n, "method": "tools/call",
+            "params": { "name": "memory_add", "arguments": { "file": "MEMORY.md", "entry": format!("- fact {n}") } },
+        }));
+    }
+    let mut answered: Vec<u64> = (0..20)
+        .map(|_| server.next()["id"].as_u64().unwrap())
+        .collect();
+    answered.sort_unstable();
+    assert_eq!(answered, (100..120).collect::<Vec<_>>());
+    let text = String::from_utf8(t.bytes(MemoryFile::Memory).unwrap()).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    let mut expected: Vec<String> = (0..20).map(|n| format!("- fact {n}")).collect();
+    expected.sort_unstable();
+    assert_eq!(lines, expected);
+}
+
+/// Starts the server on `workspace` with stdin left open: it must refuse and exit by
+/// itself, before serving anything.
+fn refused_at_start(workspace: &std::path::Path, extra: &[&str]) -> (ExitStatus, String) {
+    let mut server = Server::start(workspace, extra);
+    let (status, rest) = server.wait();
+    assert!(rest.is_empty(), "stdout carried {rest:?}");
+    drop(server.stdin.take());
+    (status, server.stderr.join().unwrap())
+}
+
+#[test]
+fn a_workspace_that_does_not_exist_is_refused_at_start() {
+    let t = TestWorkspace::new();
+    let missing = t.root().join("no-such-project");
+    let (status, stderr) = refused_at_start(&missing, &[]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(stderr.contains("no-such-project"), "{stderr}");
+}
+
+#[test]
+fn a_workspace_that_is_a_file_is_refused_at_start() {
+    let t = TestWorkspace::new();
+    let file = t.root().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    let (status, stderr) = refused_at_start(&file, &[]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is not a directory"), "{stderr}");
+}
+
+#[test]
+fn a_metis_that_is_not_a_directory_is_refused_at_start() {
+    let t = TestWorkspace::new();
+    std::fs::write(t.metis(), "x").unwrap();
+    let (status, stderr) = refused_at_start(t.root(), &[]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(".metis exists but is not a directory"),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_metis_link_is_refused_at_start_unless_allowed() {
+    let t = TestWorkspace::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("MEMORY.md"), "- kept elsewhere\n").unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), t.metis()).unwrap();
+    let (status, stderr) = refused_at_start(t.root(), &[]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+
+    let mut server = Server::start(t.root(), &["--allow-metis-link"]);
+    server.initialize();
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "resources/read",
+        "params": { "uri": "memory://MEMORY.md" },
+    }));
+    let reply = server.next();
+    assert_eq!(
+        reply["result"]["contents"][0]["text"], "- kept elsewhere\n",
+        "{reply}"
+    );
+}
