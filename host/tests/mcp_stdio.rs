@@ -181,6 +181,26 @@ fn a_line_that_is_not_json_before_initialize_does_not_end_the_session() {
 }
 
 #[test]
+fn a_client_asking_for_the_protocol_without_a_handshake_gets_the_newest_with_one() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2026-07-28",
+            "capabilities": {},
+            "clientInfo": { "name": "raw-pipe test", "version": "1" },
+        },
+    }));
+    let reply = server.next();
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+    assert_eq!(
+        reply["result"]["capabilities"]["resources"]["subscribe"], true,
+        "{reply}"
+    );
+}
+
+#[test]
 fn a_notification_before_initialize_is_dropped_and_the_session_starts() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);

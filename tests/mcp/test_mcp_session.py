@@ -340,6 +340,24 @@ def test_reading_a_resource_that_does_not_exist_is_an_error(ws):
     run(test)
 
 
+def test_a_file_the_store_cannot_read_is_an_error_until_consolidated(ws):
+    ws.put("MEMORY.md", b"ok\xff\n")
+
+    async def test():
+        async with session(ws) as client:
+            for uri in ["memory://MEMORY.md", "memory://prompt"]:
+                with pytest.raises(Exception, match="MEMORY.md is not valid UTF-8"):
+                    await client.read_resource(uri)
+            added = await call(client, "memory_add", file="MEMORY.md", entry="- more")
+            assert added.is_error and "not valid UTF-8" in text_of(added), added
+            assert ws.bytes("MEMORY.md") == b"ok\xff\n"
+            fixed = await call(client, "memory_consolidate", file="MEMORY.md", content="- ok\n")
+            assert not fixed.is_error, fixed
+            assert await read(client, "memory://MEMORY.md") == "- ok\n"
+
+    run(test)
+
+
 def test_subscribers_are_told_of_each_write_to_the_file_and_the_prompt(ws):
     updates = Updates()
 
