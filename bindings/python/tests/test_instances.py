@@ -288,3 +288,66 @@ def test_threads_reading_one_store_never_share_an_instance_at_once(
         t.join()
     assert not errors, errors[0]
     assert os.listdir(ws.metis) == [M]
+
+
+def test_a_link_swapped_in_before_a_write_is_not_written_through(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write pre-opens the `.metis/` it checked and opened, not the name: a link swapped
+    in between (by another process) leads nowhere."""
+    ws.put("- here\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / M).write_text("- another project's memory\n")
+    store = MemoryStore(ws.root)
+    with_instance = _runtime.with_instance
+
+    def swap_then_run(op: Callable[[_runtime.Exports], Any], **kwargs: Any) -> Any:
+        ws.metis.rename(ws.root / "checked")
+        ws.metis.symlink_to(elsewhere)
+        return with_instance(op, **kwargs)
+
+    monkeypatch.setattr(_runtime, "with_instance", swap_then_run)
+    store.add_entry(M, "- written")
+    assert (elsewhere / M).read_text() == "- another project's memory\n"
+    assert (ws.root / "checked" / M).read_text() == "- here\n- written\n"
+
+
+def test_without_proc_an_instance_pre_opened_by_name_serves_one_read(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no path reaches an open directory (no `/proc`), `.metis` is pre-opened by name,
+    and a link swapped in for that moment would be read under the checked directory's
+    identity; so the instance is not kept, and the next read sees the real `.metis/`."""
+    ws.put("- checked\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / M).write_text("- elsewhere\n")
+    monkeypatch.setattr(_runtime, "descriptor_path", lambda fd: None)
+    instantiate = _runtime.instantiate
+
+    def swapped_around(**kwargs: Any) -> _runtime.Exports:
+        ws.metis.rename(ws.root / "checked")
+        ws.metis.symlink_to(elsewhere)
+        try:
+            return instantiate(**kwargs)
+        finally:
+            ws.metis.unlink()
+            (ws.root / "checked").rename(ws.metis)
+
+    store = MemoryStore(ws.root)
+    monkeypatch.setattr(_runtime, "instantiate", swapped_around)
+    store.read(M)  # the window a name leaves open: this one read may see the link
+    monkeypatch.setattr(_runtime, "instantiate", instantiate)
+    assert store.read(M) == "- checked\n"
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"fuel": 0}, {"fuel": -1}, {"memory_bytes": -1}, {"memory_bytes": 0}, {"fuel": True}],
+)
+def test_a_limit_that_limits_nothing_is_refused(limits: dict[str, int]) -> None:
+    """wasmtime-py takes a negative memory limit as none (and the kept instance's 8 MiB
+    bound with it) and wraps negative fuel to nearly unlimited."""
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        Limits(**limits)

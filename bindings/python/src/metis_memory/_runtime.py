@@ -256,7 +256,7 @@ def instantiate(
 def with_instance(
     op: Callable[[Exports], T],
     *,
-    metis_dir: Path | None,
+    metis_dir: Path | str | None,
     read_only: bool,
     limits: Limits,
     owner: int,
@@ -285,6 +285,9 @@ class OpenedDir:
     fd: int
     path: str
     id: DirId
+    # Whether `path` reaches the opened directory itself (`/proc/.../fd/N`), not its name,
+    # which a link swapped in before the pre-open would redirect.
+    exact: bool
 
     def close(self) -> None:
         os.close(self.fd)
@@ -310,6 +313,10 @@ class _Kept:
     exports: Exports
     # The `.metis/` directory it sees (device and inode), `None` for none.
     metis: DirId | None
+    # False where `.metis/` was pre-opened by name (no `/proc`): a link swapped in for that
+    # moment would be what it sees, under the checked directory's identity, for every
+    # later read; such an instance serves one read only.
+    keepable: bool = True
 
 
 class KeptInstance:
@@ -324,7 +331,9 @@ class KeptInstance:
     temporary file of a write that trapped are found (`clean_up_after_trap`)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Reentrant: a signal handler or finaliser reading memory on the thread that holds
+        # it must not deadlock.
+        self._lock = threading.RLock()
         self._kept: _Kept | None = None
 
     def run(
@@ -384,11 +393,13 @@ class KeptInstance:
         finally:
             if opened is not None:
                 opened.close()
-        return _Kept(exports, None if opened is None else opened.id)
+        if opened is None:
+            return _Kept(exports, None)
+        return _Kept(exports, opened.id, keepable=opened.exact)
 
     def _put_back(self, kept: _Kept) -> None:
         with self._lock:
-            if self._kept is None:
+            if self._kept is None and kept.keepable:
                 self._kept = kept
 
 

@@ -45,6 +45,14 @@ class Limits:
     fuel: int = 1_000_000_000
     memory_bytes: int = 64 << 20
 
+    def __post_init__(self) -> None:
+        # wasmtime-py would take a negative memory limit as none, and wrap negative fuel
+        # to nearly unlimited: a limit that limits nothing is refused, as in the Node host.
+        for name in ("fuel", "memory_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+
 
 @dataclass(frozen=True)
 class WriteResult:

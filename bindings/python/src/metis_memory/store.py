@@ -237,14 +237,17 @@ class MemoryStore:
         metis = self.metis_dir
         writes = not self._read_only
         created = self._create_metis_dir() if writes else False
-        present = True if writes else self._existing_metis_dir() is not None
+        # Pre-opened as the host opened it, never through a link swapped in after the check.
+        opened = self._open_metis_dir()
+        if opened is None and writes:
+            raise MetisWorkspaceError(f"{metis} was removed as the call began; nothing was written")
         # A write's own token: after a trap, exactly its lock and temporary file are removed.
         owner = secrets.randbits(64)
         done = False
         try:
             result = _runtime.with_instance(
                 op,
-                metis_dir=metis if present else None,
+                metis_dir=None if opened is None else opened.path,
                 read_only=self._read_only,
                 limits=self._limits,
                 owner=owner,
@@ -256,6 +259,8 @@ class MemoryStore:
                 _runtime.clean_up_after_trap(metis, owner)
             raise
         finally:
+            if opened is not None:
+                opened.close()
             if created and not done:
                 try:
                     os.rmdir(metis)
@@ -314,8 +319,8 @@ class MemoryStore:
         except OSError as e:
             os.close(fd)
             raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
-        path = _runtime.descriptor_path(fd) or str(metis)
-        return _runtime.OpenedDir(fd, path, (info.st_dev, info.st_ino))
+        exact = _runtime.descriptor_path(fd)
+        return _runtime.OpenedDir(fd, exact or str(metis), (info.st_dev, info.st_ino), exact is not None)
 
     def _create_metis_dir(self) -> bool:
         """Makes sure `.metis/` exists (mode 0700 when created here); whether this call
