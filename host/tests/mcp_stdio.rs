@@ -344,6 +344,89 @@ fn writes_sent_at_once_are_each_made_once() {
     assert_eq!(lines, expected);
 }
 
+#[test]
+fn a_subscribed_write_just_before_the_end_of_input_is_announced_then_answered() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+        "params": { "uri": "memory://USER.md" },
+    }));
+    assert_eq!(server.next()["id"], 2);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": { "name": "memory_add", "arguments": { "file": "USER.md", "entry": "- likes tea" } },
+    }));
+    let (status, rest, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert_eq!(
+        rest[0]["method"], "notifications/resources/updated",
+        "{rest:?}"
+    );
+    assert_eq!(rest[0]["params"]["uri"], "memory://USER.md", "{rest:?}");
+    assert_eq!(rest[1]["id"], 3, "{rest:?}");
+    assert_eq!(rest[1]["result"]["isError"], false, "{rest:?}");
+    assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"- likes tea\n");
+}
+
+#[test]
+fn a_ping_before_initialize_is_answered_and_the_session_still_starts() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send(json!({ "jsonrpc": "2.0", "id": 0, "method": "ping" }));
+    assert_eq!(server.next()["id"], 0);
+    // A notification after a request but before initialize ended the session once.
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.initialize();
+    server.send(tools_list(2));
+    assert_eq!(tool_names(&server.next()), TOOLS);
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_second_initialize_is_refused_and_the_session_keeps_its_protocol() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {
+            "protocolVersion": "2026-07-28",
+            "capabilities": {},
+            "clientInfo": { "name": "raw-pipe test", "version": "1" },
+        },
+    }));
+    let reply = server.next();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    // Subscriptions belong to the negotiated 2025-11-25 session: still served.
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
+        "params": { "uri": "memory://MEMORY.md" },
+    }));
+    let reply = server.next();
+    assert_eq!(reply["id"], 3, "{reply}");
+    assert!(reply.get("error").is_none(), "{reply}");
+}
+
+#[test]
+fn a_client_asking_for_the_protocol_with_batches_is_offered_the_newest_without() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": { "name": "raw-pipe test", "version": "1" },
+        },
+    }));
+    assert_eq!(server.next()["result"]["protocolVersion"], "2025-11-25");
+}
+
 /// Starts the server on `workspace` with stdin left open: it must refuse and exit by
 /// itself, before serving anything.
 fn refused_at_start(workspace: &std::path::Path, extra: &[&str]) -> (ExitStatus, String) {

@@ -17,12 +17,23 @@ use rmcp::service::ServerInitializeError;
 
 use server::MemoryServer;
 use transport::LineTransport;
-use worker::MemoryWorker;
+use worker::{MemoryWorker, WorkerDone};
+
+/// How long the process waits at the end for a call still running on the worker (one
+/// whose request was cancelled): a write finishes well within it.
+const WORKER_WAIT: Duration = Duration::from_secs(60);
 
 /// Serves `workspace` until the end of input: exit 0 then, 1 if the workspace cannot
 /// be opened (said on stderr before anything is served) or the session fails.
 pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
-    match start(workspace, scan).and_then(run) {
+    let outcome = start(workspace, scan).and_then(|(server, worker_done)| {
+        let served = run(server);
+        if !worker_done.wait(WORKER_WAIT) {
+            complain!("metis-memory mcp: a memory call was still running at exit");
+        }
+        served
+    });
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             complain!("error: {message}");
@@ -33,9 +44,9 @@ pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
 
 /// Everything that can fail before the first message: the workspace, its `.metis`, the
 /// component (loaded now, so the first call is not slowed by it), the tool definitions.
-fn start(workspace: Workspace, scan: ScanPolicy) -> Result<MemoryServer, String> {
+fn start(workspace: Workspace, scan: ScanPolicy) -> Result<(MemoryServer, WorkerDone), String> {
     check_root(workspace.root())?;
-    let worker = MemoryWorker::start(workspace)
+    let (worker, worker_done) = MemoryWorker::start(workspace)
         .map_err(|e| format!("cannot start the memory thread: {e}"))?;
     let definitions = worker
         // Like every call, this one checks `.metis`: a link, or something that is not a
@@ -43,7 +54,7 @@ fn start(workspace: Workspace, scan: ScanPolicy) -> Result<MemoryServer, String>
         .run_blocking(|ws| ws.tool_definitions())
         .map_err(|_| "the memory thread failed as it started".to_owned())?
         .map_err(|e: Error| e.to_string())?;
-    MemoryServer::new(worker, &definitions, scan)
+    Ok((MemoryServer::new(worker, &definitions, scan)?, worker_done))
 }
 
 fn check_root(root: &Path) -> Result<(), String> {

@@ -3,17 +3,19 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use metis_memory::json::{error_json, tool_success_json};
 use metis_memory::{Error, MemoryFile, ScanPolicy, ToolDefinition, Workspace};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
-    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
+    JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -23,6 +25,16 @@ use super::worker::{MemoryWorker, WorkerGone};
 /// The one prompt this server offers.
 const PROMPT_NAME: &str = "memory";
 
+/// The protocol versions served: those with the `initialize` handshake, since
+/// `resources/subscribe` is how this server announces changes and 2026-07-28 dropped it
+/// with the handshake; not 2025-03-26, whose JSON-RPC batches this server does not read
+/// (a client asking for it is offered 2025-11-25).
+static PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
 /// The server's state: the worker that owns the workspace, and what clients subscribed to.
 pub struct MemoryServer {
     worker: MemoryWorker,
@@ -30,6 +42,9 @@ pub struct MemoryServer {
     scan: ScanPolicy,
     /// URIs of resources the client subscribed to (stdio serves one client).
     subscribed: Mutex<BTreeSet<String>>,
+    /// Whether `initialize` was answered: a session has one, and a second would change
+    /// the protocol version rmcp goes by for the rest of it.
+    initialized: AtomicBool,
 }
 
 /// A resource this server has: one of the files, or the prompt composed from both.
@@ -110,6 +125,7 @@ impl MemoryServer {
             tools,
             scan,
             subscribed: Mutex::default(),
+            initialized: AtomicBool::new(false),
         })
     }
 
@@ -198,12 +214,23 @@ impl ServerHandler for MemoryServer {
             )
     }
 
-    /// The `initialize` handshake only: `resources/subscribe` is how this server
-    /// announces changes, and the protocol dropped it with the handshake (2026-07-28).
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        Cow::Borrowed(&PROTOCOL_VERSIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return Err(McpError::invalid_request(
+                "this session is already initialized (one initialize a session)",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(

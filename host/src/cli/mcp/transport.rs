@@ -4,21 +4,35 @@
 //! answers every line it cannot use instead, so a client (or a person typing) learns
 //! what went wrong: `-32700` for a line that is not JSON, `-32600` (with the message's
 //! id when it has one) for JSON that is not a message, `-32600` for a line too long to
-//! read. Then it reads on. The end of input ends the session.
+//! read. Then it reads on. The end of input ends the session once every request read
+//! has been answered, so a write asked for just before the end is made, announced and
+//! answered; and no more than [`MAX_PENDING`] requests are read ahead of their answers.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
-use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio::task::JoinHandle;
 
 /// The longest line read, in bytes: far more than any tool call can use (a file's hard
-/// cap is 4 KiB), and bounded so that input without newlines cannot exhaust memory.
-pub const MAX_LINE_BYTES: usize = 4 << 20;
+/// cap is 4 KiB) or a prompt's base needs, and bounded so that input without newlines
+/// cannot exhaust memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Requests read and not yet answered, at most: a client that writes without reading
+/// the answers is not read further, so memory stays bounded (a line each).
+pub const MAX_PENDING: usize = 64;
+
+/// How long the end of input waits for the requests still open: far past any call
+/// (a write waits a few seconds for the lock at most), so only a request that would
+/// never be answered is given up on.
+const END_WAIT: Duration = Duration::from_secs(60);
 
 /// JSON-RPC's code for input that is not JSON.
 const PARSE_ERROR: i32 = -32700;
@@ -51,10 +65,12 @@ pub struct LineTransport<R, W> {
     line: Vec<u8>,
     /// Set while skipping the rest of a line longer than [`MAX_LINE_BYTES`].
     skipping: bool,
-    /// Whether a request has come yet: until then, notifications and responses are
-    /// dropped, since rmcp ends the session on anything but a request before
-    /// `initialize`.
-    seen_request: bool,
+    /// Whether `initialize` has come: until then, notifications and responses are
+    /// dropped, since rmcp ends the session on anything but a request before it (a
+    /// `ping` may come first, as the protocol allows).
+    initialized: bool,
+    /// The ids of requests handed on and not yet answered.
+    pending: Arc<Pending>,
     /// Every line written goes through this lock whole, so lines never interleave.
     output: Arc<Mutex<W>>,
     /// An error reply still being written; awaited before the next line is handed on,
@@ -88,7 +104,8 @@ where
             input: BufReader::new(input),
             line: Vec::new(),
             skipping: false,
-            seen_request: false,
+            initialized: false,
+            pending: Arc::default(),
             output: Arc::new(Mutex::new(output)),
             reply: None,
         }
@@ -163,10 +180,20 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
+        let pending = self.pending.clone();
+        let answers = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
         async move {
             let mut line = serde_json::to_vec(&item)?;
             line.push(b'\n');
-            write_line(&output, &line).await
+            let written = write_line(&output, &line).await;
+            if let Some(id) = answers {
+                pending.close(&id);
+            }
+            written
         }
     }
 
@@ -176,8 +203,20 @@ where
                 let _ = reply.await;
                 self.reply = None;
             }
+            self.pending.open_below(MAX_PENDING).await;
             match self.read_line().await {
-                Read::End => return None,
+                Read::End => {
+                    if tokio::time::timeout(END_WAIT, self.pending.open_below(1))
+                        .await
+                        .is_err()
+                    {
+                        complain!(
+                            "metis-memory mcp: {} requests still unanswered at the end of input",
+                            self.pending.count()
+                        );
+                    }
+                    return None;
+                }
                 Read::TooLong => {
                     complain!(
                         "metis-memory mcp: refused a line longer than {MAX_LINE_BYTES} bytes"
@@ -192,13 +231,33 @@ where
                     let line = std::mem::take(&mut self.line);
                     match parse_line(&line) {
                         Line::Message(message) => {
-                            if matches!(*message, JsonRpcMessage::Request(_)) {
-                                self.seen_request = true;
-                            } else if !self.seen_request {
-                                complain!(
-                                    "metis-memory mcp: ignored a message before the first request (initialize comes first)"
-                                );
-                                continue;
+                            match &*message {
+                                JsonRpcMessage::Request(request) => {
+                                    if matches!(
+                                        request.request,
+                                        ClientRequest::InitializeRequest(_)
+                                    ) {
+                                        self.initialized = true;
+                                    }
+                                    self.pending.open(&request.id);
+                                }
+                                _ if !self.initialized => {
+                                    complain!(
+                                        "metis-memory mcp: ignored a message before initialize"
+                                    );
+                                    continue;
+                                }
+                                // A cancelled request is not answered (rmcp drops its
+                                // response), so it is no longer waited for.
+                                JsonRpcMessage::Notification(notification) => {
+                                    if let ClientNotification::CancelledNotification(cancelled) =
+                                        &notification.notification
+                                        && let Some(id) = &cancelled.params.request_id
+                                    {
+                                        self.pending.close(id);
+                                    }
+                                }
+                                _ => {}
                             }
                             return Some(*message);
                         }
@@ -212,6 +271,50 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.output.lock().await.flush().await
+    }
+}
+
+/// The requests read and not yet answered, by id.
+#[derive(Default)]
+struct Pending {
+    ids: std::sync::Mutex<HashSet<String>>,
+    /// Woken whenever one is answered.
+    answered: Notify,
+}
+
+impl Pending {
+    fn key(id: &RequestId) -> String {
+        serde_json::to_string(id).unwrap_or_default()
+    }
+
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self, id: &RequestId) {
+        self.ids().insert(Pending::key(id));
+    }
+
+    fn close(&self, id: &RequestId) {
+        if self.ids().remove(&Pending::key(id)) {
+            self.answered.notify_waiters();
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.ids().len()
+    }
+
+    /// Waits until fewer than `limit` requests are open (answered ones are removed by
+    /// `send`). Cancel-safe: it only waits.
+    async fn open_below(&self, limit: usize) {
+        loop {
+            let answered = self.answered.notified();
+            if self.count() < limit {
+                return;
+            }
+            answered.await;
+        }
     }
 }
 

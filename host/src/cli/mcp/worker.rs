@@ -22,20 +22,37 @@ pub struct MemoryWorker {
 #[derive(Debug)]
 pub struct WorkerGone;
 
+/// Disconnected when the worker thread has run its last job: the process waits for it,
+/// so that it never exits in the middle of a write.
+pub struct WorkerDone(mpsc::Receiver<()>);
+
+impl WorkerDone {
+    /// Waits until the worker has finished its queue (its sender is dropped with the
+    /// server), or `limit` has passed; whether it finished.
+    pub fn wait(self, limit: std::time::Duration) -> bool {
+        matches!(
+            self.0.recv_timeout(limit),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        )
+    }
+}
+
 impl MemoryWorker {
     /// Starts the thread that owns `workspace`.
-    pub fn start(workspace: Workspace) -> std::io::Result<MemoryWorker> {
+    pub fn start(workspace: Workspace) -> std::io::Result<(MemoryWorker, WorkerDone)> {
         let (jobs, queue) = mpsc::channel::<Job>();
+        let (done, finished) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("metis-memory-calls".into())
             .spawn(move || {
+                let _done = done;
                 for job in queue {
                     // A panic in one call is a bug, but it must not end the server: the
                     // job's reply is dropped with it, which its caller sees as an error.
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| job(&workspace)));
                 }
             })?;
-        Ok(MemoryWorker { jobs })
+        Ok((MemoryWorker { jobs }, WorkerDone(finished)))
     }
 
     /// Runs `call` on the worker and waits for its result without blocking the runtime.
