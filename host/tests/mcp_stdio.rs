@@ -427,6 +427,24 @@ fn a_client_asking_for_the_protocol_with_batches_is_offered_the_newest_without()
     assert_eq!(server.next()["result"]["protocolVersion"], "2025-11-25");
 }
 
+#[test]
+fn a_flood_of_garbage_is_answered_line_by_line_but_logged_only_so_far() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    for n in 0..300 {
+        server.send_line(&format!("garbage {n}"));
+        assert_eq!(server.next()["error"]["code"], -32700);
+    }
+    server.initialize();
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let lines = stderr.lines().count();
+    assert!(
+        (100..=102).contains(&lines),
+        "a client that never reads stderr would block the server: {lines} lines"
+    );
+}
+
 /// Starts the server on `workspace` with stdin left open: it must refuse and exit by
 /// itself, before serving anything.
 fn refused_at_start(workspace: &std::path::Path, extra: &[&str]) -> (ExitStatus, String) {

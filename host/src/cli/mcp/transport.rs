@@ -218,9 +218,9 @@ where
                     return None;
                 }
                 Read::TooLong => {
-                    complain!(
+                    complain_about_input(format_args!(
                         "metis-memory mcp: refused a line longer than {MAX_LINE_BYTES} bytes"
-                    );
+                    ));
                     self.send_reply(error_reply(
                         Value::Null,
                         INVALID_REQUEST,
@@ -242,9 +242,9 @@ where
                                     self.pending.open(&request.id);
                                 }
                                 _ if !self.initialized => {
-                                    complain!(
+                                    complain_about_input(format_args!(
                                         "metis-memory mcp: ignored a message before initialize"
-                                    );
+                                    ));
                                     continue;
                                 }
                                 // A cancelled request is not answered (rmcp drops its
@@ -271,6 +271,22 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.output.lock().await.flush().await
+    }
+}
+
+/// The most lines said on stderr about unusable input: stderr is written on the one
+/// thread that serves, so a client that floods garbage and never reads stderr would
+/// otherwise block the server once the pipe is full. Every such line is still answered.
+pub const MAX_INPUT_COMPLAINTS: u32 = 100;
+
+fn complain_about_input(message: std::fmt::Arguments) {
+    static SAID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    match SAID.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        n if n < MAX_INPUT_COMPLAINTS => complain!("{message}"),
+        MAX_INPUT_COMPLAINTS => complain!(
+            "metis-memory mcp: {MAX_INPUT_COMPLAINTS} lines of unusable input so far; more are answered but not logged"
+        ),
+        _ => {}
     }
 }
 
@@ -335,7 +351,9 @@ fn parse_line(line: &[u8]) -> Line {
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(e) => {
-            complain!("metis-memory mcp: a line that is not JSON: {e}");
+            complain_about_input(format_args!(
+                "metis-memory mcp: a line that is not JSON: {e}"
+            ));
             return Line::Refused(error_reply(
                 Value::Null,
                 PARSE_ERROR,
@@ -363,11 +381,15 @@ fn parse_line(line: &[u8]) -> Line {
         }
         Ok(message) => Line::Message(Box::new(message)),
         Err(e) if is_notification => {
-            complain!("metis-memory mcp: ignored a notification it cannot read: {e}");
+            complain_about_input(format_args!(
+                "metis-memory mcp: ignored a notification it cannot read: {e}"
+            ));
             Line::Skip
         }
         Err(e) => {
-            complain!("metis-memory mcp: JSON that is not a message: {e}");
+            complain_about_input(format_args!(
+                "metis-memory mcp: JSON that is not a message: {e}"
+            ));
             Line::Refused(error_reply(
                 id,
                 INVALID_REQUEST,
