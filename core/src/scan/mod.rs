@@ -306,7 +306,7 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
                 let Some(end) = matcher.match_at(rule.slots, start) else {
                     continue;
                 };
-                if pattern::negated(rule.not_after, stream, start)
+                if pattern::negated(&normalized, rule.not_after, stream, start)
                     || (rule.not_as_a_tools_purpose
                         && pattern::purpose_of_a_tool(&normalized, stream, start))
                 {

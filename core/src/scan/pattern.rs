@@ -350,15 +350,21 @@ const ALTERNATIVE_REACH: usize = 8;
 /// "don't forget to `cat .env`") means the negation is about something else.
 ///
 /// A negation also reaches over "or" to the command before it: in "never `rm -rf /` or
-/// `rm -rf ~`" both are negated.
-pub(super) fn negated<'t>(negations: Set, tokens: &'t [Token], start: usize) -> bool {
+/// `rm -rf ~`" both are negated. It never reaches into an earlier sentence or line
+/// (`tokens` are words of `text`): a line that ends in "t" (or "don't.") does not negate
+/// "disable the content filter" on the next.
+pub(super) fn negated<'t>(text: &str, negations: Set, tokens: &'t [Token], start: usize) -> bool {
     if negations.is_empty() {
         return false;
     }
     let bare = |token: &'t Token| -> &'t str {
         token.text.trim_end_matches([',', '.', ':', ';', '!', '?'])
     };
-    let mut before = tokens[..start].iter().rev();
+    let at = tokens[start].at;
+    let mut before = tokens[..start]
+        .iter()
+        .rev()
+        .take_while(|token| !ends_a_sentence(&text[token.at..at]));
     let mut bridged = 0;
     for token in before.by_ref().take(NEGATION_REACH + BRIDGE_REACH) {
         let word = bare(token);
