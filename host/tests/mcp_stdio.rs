@@ -88,14 +88,7 @@ impl Server {
     }
 
     fn initialize(&mut self) {
-        self.send(json!({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": { "name": "raw-pipe test", "version": "1" },
-            },
-        }));
+        self.send(initialize_request(1, "2025-11-25"));
         let reply = self.next();
         assert_eq!(reply["id"], 1, "{reply}");
         assert_eq!(
@@ -130,6 +123,18 @@ impl Server {
         }
         (self.child.wait().unwrap(), rest)
     }
+}
+
+/// An `initialize` request asking for protocol `version`.
+fn initialize_request(id: u64, version: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": { "name": "raw-pipe test", "version": "1" },
+        },
+    })
 }
 
 fn tools_list(id: u64) -> Value {
@@ -184,14 +189,7 @@ fn a_line_that_is_not_json_before_initialize_does_not_end_the_session() {
 fn a_client_asking_for_the_protocol_without_a_handshake_gets_the_newest_with_one() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2026-07-28",
-            "capabilities": {},
-            "clientInfo": { "name": "raw-pipe test", "version": "1" },
-        },
-    }));
+    server.send(initialize_request(1, "2026-07-28"));
     let reply = server.next();
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
     assert_eq!(
@@ -289,14 +287,7 @@ fn the_end_of_input_before_anything_is_a_clean_exit() {
 fn the_end_of_input_right_after_initialize_is_a_clean_exit_after_the_reply() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": { "name": "raw-pipe test", "version": "1" },
-        },
-    }));
+    server.send(initialize_request(1, "2025-11-25"));
     let (status, rest, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert_eq!(rest.len(), 1, "{rest:?}");
@@ -391,14 +382,7 @@ fn a_second_initialize_is_refused_and_the_session_keeps_its_protocol() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);
     server.initialize();
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 2, "method": "initialize",
-        "params": {
-            "protocolVersion": "2026-07-28",
-            "capabilities": {},
-            "clientInfo": { "name": "raw-pipe test", "version": "1" },
-        },
-    }));
+    server.send(initialize_request(2, "2026-07-28"));
     let reply = server.next();
     assert_eq!(reply["id"], 2, "{reply}");
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
@@ -416,14 +400,7 @@ fn a_second_initialize_is_refused_and_the_session_keeps_its_protocol() {
 fn a_client_asking_for_the_protocol_with_batches_is_offered_the_newest_without() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-03-26",
-            "capabilities": {},
-            "clientInfo": { "name": "raw-pipe test", "version": "1" },
-        },
-    }));
+    server.send(initialize_request(1, "2025-03-26"));
     assert_eq!(server.next()["result"]["protocolVersion"], "2025-11-25");
 }
 

@@ -143,7 +143,7 @@ impl MemoryServer {
     /// Tells the client that `file` and the prompt changed, where it subscribed to them.
     async fn announce_write(&self, peer: &Peer<RoleServer>, file: MemoryFile) {
         let uris: Vec<String> = {
-            let subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+            let subscribed = self.subscriptions();
             [MemoryResource::File(file), MemoryResource::Prompt]
                 .into_iter()
                 .map(MemoryResource::uri)
@@ -156,6 +156,10 @@ impl MemoryServer {
                 complain!("metis-memory mcp: cannot notify {uri}: {e}");
             }
         }
+    }
+
+    fn subscriptions(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.subscribed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn subscribable(uri: &str) -> Result<String, McpError> {
@@ -303,10 +307,7 @@ impl ServerHandler for MemoryServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let uri = MemoryServer::subscribable(&request.uri)?;
-        self.subscribed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(uri);
+        self.subscriptions().insert(uri);
         Ok(())
     }
 
@@ -316,10 +317,7 @@ impl ServerHandler for MemoryServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let uri = MemoryServer::subscribable(&request.uri)?;
-        self.subscribed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&uri);
+        self.subscriptions().remove(&uri);
         Ok(())
     }
 
