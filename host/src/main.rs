@@ -2,7 +2,7 @@
 
 mod cli;
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,7 +24,9 @@ use cli::Output;
 #[derive(Parser)]
 #[command(name = "metis-memory", version, max_term_width = 100)]
 struct Args {
-    /// The workspace whose `.metis/` holds the memory [default: the current directory]
+    /// The workspace whose `.metis/` holds the memory [default: $METIS_WORKSPACE, else the
+    /// nearest directory with a .metis at or above the current one, up to the repository's
+    /// root; else that root; else the current directory]
     #[arg(long, short = 'w', global = true, value_name = "DIR")]
     workspace: Option<PathBuf>,
 
@@ -62,9 +64,10 @@ enum Command {
     Add {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
-        /// The entry; must not be empty after stripping (may start with `-`)
+        /// The entry; must not be empty after stripping (may start with `-`, as a markdown
+        /// bullet); `-` or nothing reads it from stdin
         #[arg(allow_hyphen_values = true)]
-        entry: String,
+        entry: Option<String>,
     },
     /// Replace the one occurrence of OLD with NEW (NEW may be empty, to delete)
     Replace {
@@ -81,7 +84,8 @@ enum Command {
     Consolidate {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
-        /// The new content; `-` or nothing reads it from stdin
+        /// The new content; `-` or nothing reads it from stdin, which must not be empty
+        /// (to empty the file, pass "" as CONTENT)
         #[arg(allow_hyphen_values = true)]
         content: Option<String>,
         /// Write only if the file's SHA-256 is still HASH (the version CONTENT was made
@@ -188,14 +192,24 @@ fn parse_audit_policy(name: &str) -> Result<AuditPolicy, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let mut workspace = Workspace::open(args.workspace.unwrap_or_else(|| PathBuf::from(".")));
+    let (root, located) = match cli::locate::locate(args.workspace) {
+        Ok(found) => found,
+        Err(message) => {
+            cli::complain!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut workspace = Workspace::open(root);
     if args.allow_metis_link {
         workspace = workspace.follow_metis_link();
     }
     if let Command::Mcp { no_scan } = args.command {
         return cli::mcp::serve(workspace, scan_policy(no_scan));
     }
-    let out = Output { json: args.json };
+    let out = Output {
+        json: args.json,
+        located,
+    };
     match run(&workspace, args.command, &out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Store(error)) => {
@@ -230,17 +244,21 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         Command::Read { file } => out.content(file, &ws.read(file)?),
         Command::Exists { file } => out.exists(file, ws.exists(file)?),
         Command::Size { file } => out.size(file, ws.size_bytes(file)?),
-        Command::Add { file, entry } => out.write(ws, &ws.add_entry(file, &entry)?)?,
-        Command::Replace { file, old, new } => out.write(ws, &ws.replace(file, &old, &new)?)?,
+        Command::Add { file, entry } => {
+            let entry = text_or_stdin(entry, "ENTRY")?;
+            out.write(ws, &ws.add_entry(file, &entry)?)?
+        }
+        Command::Replace { file, old, new } => {
+            not_an_option(&old)?;
+            not_an_option(&new)?;
+            out.write(ws, &ws.replace(file, &old, &new)?)?
+        }
         Command::Consolidate {
             file,
             content,
             expect_hash,
         } => {
-            let content = match content.as_deref() {
-                None | Some("-") => read_stdin()?,
-                Some(text) => text.to_owned(),
-            };
+            let content = text_or_stdin(content, "CONTENT")?;
             let result = match expect_hash {
                 Some(hash) => ws.consolidate_if_unchanged(file, &content, &hash)?,
                 None => ws.consolidate(file, &content)?,
@@ -266,10 +284,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             no_scan,
             seen,
         } => {
-            let input = match input.as_deref() {
-                None | Some("-") => read_stdin()?,
-                Some(json) => json.to_owned(),
-            };
+            let input = text_or_stdin(input, "JSON")?;
             let options = CallOptions {
                 scan: scan_policy(no_scan),
                 seen,
@@ -322,6 +337,40 @@ fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+/// A text argument as given, or read from stdin when it is `-` or missing. Stdin must not
+/// be empty (`consolidate FILE </dev/null` would empty the file by accident: an empty
+/// file takes an explicit `""`); on a terminal, the person is told it is being read.
+fn text_or_stdin(given: Option<String>, what: &str) -> Result<String, Failure> {
+    if let Some(text) = given.filter(|text| text != "-") {
+        not_an_option(&text)?;
+        return Ok(text);
+    }
+    if std::io::stdin().is_terminal() {
+        cli::complain!(
+            "reading {what} from standard input; end it with Ctrl-D (Ctrl-Z on Windows)"
+        );
+    }
+    let text = read_stdin()?;
+    if text.is_empty() {
+        return Err(Failure::Usage(format!(
+            "standard input was empty, so no {what} was given and nothing was changed (to empty a file, pass \"\" as CONTENT to consolidate)"
+        )));
+    }
+    Ok(text)
+}
+
+/// Text arguments may start with `-` (a markdown bullet), but one that starts with `--`
+/// is taken for a mistyped option (`add MEMORY.md --jsn`), unless it follows `--`.
+fn not_an_option(text: &str) -> Result<(), Failure> {
+    let after_double_dash = std::env::args_os().any(|arg| arg == "--");
+    if text.starts_with("--") && text.len() > 2 && !after_double_dash {
+        return Err(Failure::Usage(format!(
+            "unknown option {text}; to store text that starts with --, put -- before it (add MEMORY.md -- '{text}')"
+        )));
+    }
+    Ok(())
 }
 
 /// The most a command reads from stdin: what one call's memory limit can hold.

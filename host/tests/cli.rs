@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::fs;
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
@@ -250,16 +252,146 @@ fn read_exists_size_and_prompt_print_plain_values() {
     );
 }
 
+/// The CLI run in `dir` with `args`, without `--workspace` and with `METIS_WORKSPACE` as
+/// given (unset if `None`).
+fn run_in(dir: &Path, env_workspace: Option<&Path>, args: &[&str]) -> Output {
+    let mut command = Command::new(BIN);
+    command.current_dir(dir).args(args);
+    match env_workspace {
+        Some(ws) => command.env("METIS_WORKSPACE", ws),
+        None => command.env_remove("METIS_WORKSPACE"),
+    };
+    command.output().unwrap()
+}
+
 #[test]
-fn the_default_workspace_is_the_current_directory() {
+fn the_default_workspace_is_the_current_directory_at_a_repository_root() {
     let t = TestWorkspace::new();
-    let out = Command::new(BIN)
-        .current_dir(t.root())
-        .args(["add", "USER.md", "here"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    fs::create_dir(t.root().join(".git")).unwrap();
+    let out = run_in(t.root(), None, &["add", "USER.md", "here"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(t.bytes(U).unwrap(), b"here\n");
+}
+
+#[test]
+fn from_a_subdirectory_the_nearest_metis_is_the_workspace() {
+    let t = TestWorkspace::new();
+    fs::create_dir(t.root().join(".git")).unwrap();
+    t.put(M, "- the project's\n");
+    let deep = t.root().join("src/deep");
+    fs::create_dir_all(&deep).unwrap();
+    let out = run_in(&deep, None, &["add", "USER.md", "- likes tea"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(t.bytes(U).unwrap(), b"- likes tea\n");
+    assert!(!deep.join(".metis").exists(), "a second .metis was made");
+    let status = json(&run_in(&deep, None, &["--json", "status"]));
+    assert_eq!(
+        status["workspace"],
+        t.root().display().to_string(),
+        "{status}"
+    );
+    assert_eq!(status["workspace_from"], "found", "{status}");
+    let text = stdout(&run_in(&deep, None, &["status"]));
+    assert!(
+        text.contains(&format!(
+            "workspace: {} (from the nearest .metis",
+            t.root().display()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_metis_the_repository_root_is_the_workspace_and_nothing_above_it_is() {
+    let t = TestWorkspace::new();
+    t.put(M, "- someone else's\n");
+    let repo = t.root().join("repo");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    let src = repo.join("src");
+    fs::create_dir(&src).unwrap();
+    let out = run_in(&src, None, &["add", "MEMORY.md", "- this repository's"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read(repo.join(".metis/MEMORY.md")).unwrap(),
+        b"- this repository's\n"
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"- someone else's\n");
+    assert!(!src.join(".metis").exists());
+    let status = json(&run_in(&src, None, &["--json", "status"]));
+    assert_eq!(status["workspace_from"], "found", "{status}");
+    fs::remove_dir_all(repo.join(".metis")).unwrap();
+    let status = json(&run_in(&src, None, &["--json", "status"]));
+    assert_eq!(status["workspace"], repo.display().to_string(), "{status}");
+    assert_eq!(status["workspace_from"], "repository-root", "{status}");
+}
+
+#[test]
+fn metis_workspace_names_the_workspace_and_the_flag_wins() {
+    let t = TestWorkspace::new();
+    t.put(M, "- from the environment\n");
+    let other = TestWorkspace::new();
+    other.put(M, "- from the flag\n");
+    let elsewhere = TestWorkspace::new();
+    let out = run_in(elsewhere.root(), Some(t.root()), &["read", "MEMORY.md"]);
+    assert_eq!(stdout(&out), "- from the environment\n", "{}", stderr(&out));
+    let status = json(&run_in(
+        elsewhere.root(),
+        Some(t.root()),
+        &["--json", "status"],
+    ));
+    assert_eq!(status["workspace_from"], "env", "{status}");
+    let flag = other.root().to_str().unwrap();
+    let out = run_in(
+        elsewhere.root(),
+        Some(t.root()),
+        &["-w", flag, "read", "MEMORY.md"],
+    );
+    assert_eq!(stdout(&out), "- from the flag\n", "{}", stderr(&out));
+}
+
+#[test]
+fn a_workspace_named_but_missing_or_not_a_directory_is_an_error_that_changes_nothing() {
+    let t = TestWorkspace::new();
+    let missing = t.root().join("missing");
+    let missing_name = missing.to_str().unwrap();
+    for args in [
+        vec!["-w", missing_name, "status"],
+        vec!["-w", missing_name, "read", "MEMORY.md"],
+        vec!["-w", missing_name, "prompt"],
+        vec!["-w", missing_name, "add", "MEMORY.md", "- lost"],
+    ] {
+        let out = run_in(t.root(), None, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+        assert!(
+            stderr(&out).contains(&format!(
+                "the workspace {missing_name} (from --workspace) does not exist"
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = run_in(t.root(), Some(&missing), &["status"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("(from METIS_WORKSPACE) does not exist"),
+        "{}",
+        stderr(&out)
+    );
+    fs::write(t.root().join("a-file"), "").unwrap();
+    let out = run_in(
+        t.root(),
+        None,
+        &["-w", t.root().join("a-file").to_str().unwrap(), "status"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!missing.exists());
+    assert!(!t.metis().exists());
 }
 
 // A disk that refuses to grow any file: the write fails taking the lock (its pending lock
@@ -321,7 +453,11 @@ fn entries_may_start_with_a_dash() {
     let t = TestWorkspace::new();
     let out = run(&t, &["add", "MEMORY.md", "- a bullet"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = run(&t, &["replace", "MEMORY.md", "- a bullet", "--flag-like"]);
+    // Text that starts with `--` follows `--`, or it is taken for a mistyped option.
+    let out = run(
+        &t,
+        &["replace", "MEMORY.md", "--", "- a bullet", "--flag-like"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = run(&t, &["consolidate", "USER.md", "-x\n"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -451,5 +587,67 @@ fn status_shows_a_present_lock_and_its_age() {
     assert!(
         text.contains("s in the future (stale: the next write breaks it)"),
         "{text}"
+    );
+}
+
+#[test]
+fn stdin_is_read_for_dash_or_a_missing_text_and_an_empty_stdin_changes_nothing() {
+    let t = TestWorkspace::new();
+    t.put(U, "- likes tea\n");
+    let out = run_with_stdin(&t, &["add", "MEMORY.md", "-"], "- from stdin\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_with_stdin(&t, &["add", "MEMORY.md"], "- no argument\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(t.bytes(M).unwrap(), b"- from stdin\n- no argument\n");
+    let before = t.snapshot();
+    for args in [
+        vec!["consolidate", "USER.md"],
+        vec!["consolidate", "USER.md", "-"],
+        vec!["add", "USER.md"],
+        vec!["call", "memory_add"],
+    ] {
+        let out = run_with_stdin(&t, &args, "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("standard input was empty"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(t.snapshot(), before, "{args:?}");
+    }
+    let out = run(&t, &["consolidate", "USER.md", ""]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(t.bytes(U).unwrap(), b"");
+}
+
+#[test]
+fn a_text_that_starts_with_two_dashes_is_a_mistyped_option_unless_after_a_double_dash() {
+    let t = TestWorkspace::new();
+    t.put(M, "- kept\n");
+    let before = t.snapshot();
+    for args in [
+        vec!["add", "MEMORY.md", "--jsn"],
+        vec!["replace", "MEMORY.md", "--kept", "x"],
+        vec!["consolidate", "MEMORY.md", "--force"],
+    ] {
+        let out = run(&t, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("unknown option --"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(t.snapshot(), before, "{args:?}");
+    }
+    let out = run(
+        &t,
+        &["add", "MEMORY.md", "--", "--verbose is the flag for more"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&t, &["add", "MEMORY.md", "- a bullet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        t.bytes(M).unwrap(),
+        b"- kept\n--verbose is the flag for more\n- a bullet\n"
     );
 }

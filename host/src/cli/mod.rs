@@ -19,6 +19,7 @@ macro_rules! complain {
 
 pub(crate) use complain;
 
+pub mod locate;
 pub mod mcp;
 mod status;
 
@@ -36,6 +37,8 @@ use status::FileStatus;
 
 pub struct Output {
     pub json: bool,
+    /// How the workspace was chosen, for `status`.
+    pub located: locate::How,
 }
 
 impl Output {
@@ -173,6 +176,7 @@ impl Output {
         if self.json {
             self.print_json(json!({
                 "workspace": ws.root().display().to_string(),
+                "workspace_from": self.located.key(),
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
                 "component": { "source": source, "path": path, "reason": reason },
@@ -187,6 +191,11 @@ impl Output {
             ),
             None => say!("memory in {}\n", ws.metis_dir().display()),
         }
+        say!(
+            "workspace: {} (from {})\n",
+            ws.root().display(),
+            self.located.name()
+        );
         for row in &rows {
             say!("{}\n", row.line());
         }
