@@ -143,8 +143,8 @@ enum Command {
     /// Tools: memory_add, memory_replace, memory_consolidate, as `tools` prints them.
     /// Resources, read fresh on every request, with subscriptions: memory://MEMORY.md,
     /// memory://USER.md, memory://prompt. Prompt: `memory`. Standard output carries
-    /// only protocol messages; logs go to stderr. Exit status 0 at the end of input, 1
-    /// when the workspace cannot be opened.
+    /// only protocol messages; logs go to stderr. Exit status 0 at the end of input, 2
+    /// when the workspace named does not exist, 1 when its .metis cannot be used.
     Mcp {
         /// Skip the memory poisoning scan on tool calls (as `call --no-scan`)
         #[arg(long)]

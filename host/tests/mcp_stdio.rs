@@ -437,7 +437,8 @@ fn a_workspace_that_does_not_exist_is_refused_at_start() {
     let t = TestWorkspace::new();
     let missing = t.root().join("no-such-project");
     let (status, stderr) = refused_at_start(&missing, &[]);
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    // A workspace named but missing is a usage error, as for every command.
+    assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("does not exist"), "{stderr}");
     assert!(stderr.contains("no-such-project"), "{stderr}");
 }
@@ -448,7 +449,7 @@ fn a_workspace_that_is_a_file_is_refused_at_start() {
     let file = t.root().join("notes.txt");
     std::fs::write(&file, "x").unwrap();
     let (status, stderr) = refused_at_start(&file, &[]);
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("is not a directory"), "{stderr}");
 }
 
