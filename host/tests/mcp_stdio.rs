@@ -125,6 +125,15 @@ impl Server {
     }
 }
 
+/// Initializes, lists the tools, then ends the input: exit 0.
+fn starts_serves_and_ends_cleanly(mut server: Server) {
+    server.initialize();
+    server.send(tools_list(2));
+    assert_eq!(tool_names(&server.next()), TOOLS);
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
 /// An `initialize` request asking for protocol `version`.
 fn initialize_request(id: u64, version: &str) -> Value {
     json!({
@@ -178,11 +187,7 @@ fn a_line_that_is_not_json_before_initialize_does_not_end_the_session() {
     let mut server = Server::start(t.root(), &[]);
     server.send_line("\u{1}\u{2} garbage");
     assert_eq!(server.next()["error"]["code"], -32700);
-    server.initialize();
-    server.send(tools_list(2));
-    assert_eq!(tool_names(&server.next()), TOOLS);
-    let (status, _, stderr) = server.finish();
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    starts_serves_and_ends_cleanly(server);
 }
 
 #[test]
@@ -203,11 +208,7 @@ fn a_notification_before_initialize_is_dropped_and_the_session_starts() {
     let t = TestWorkspace::new();
     let mut server = Server::start(t.root(), &[]);
     server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-    server.initialize();
-    server.send(tools_list(2));
-    assert_eq!(tool_names(&server.next()), TOOLS);
-    let (status, _, stderr) = server.finish();
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    starts_serves_and_ends_cleanly(server);
 }
 
 #[test]
@@ -370,11 +371,7 @@ fn a_ping_before_initialize_is_answered_and_the_session_still_starts() {
     assert_eq!(server.next()["id"], 0);
     // A notification after a request but before initialize ended the session once.
     server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-    server.initialize();
-    server.send(tools_list(2));
-    assert_eq!(tool_names(&server.next()), TOOLS);
-    let (status, _, stderr) = server.finish();
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    starts_serves_and_ends_cleanly(server);
 }
 
 #[test]

@@ -8,7 +8,6 @@ mod server;
 mod transport;
 mod worker;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,10 +41,10 @@ pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
     }
 }
 
-/// Everything that can fail before the first message: the workspace, its `.metis`, the
+/// Everything that can fail before the first message (a workspace named but missing is
+/// refused before this, by `locate`, as for every command): its `.metis`, the
 /// component (loaded now, so the first call is not slowed by it), the tool definitions.
 fn start(workspace: Workspace, scan: ScanPolicy) -> Result<(MemoryServer, WorkerDone), String> {
-    check_root(workspace.root())?;
     let (worker, worker_done) = MemoryWorker::start(workspace)
         .map_err(|e| format!("cannot start the memory thread: {e}"))?;
     let definitions = worker
@@ -55,20 +54,6 @@ fn start(workspace: Workspace, scan: ScanPolicy) -> Result<(MemoryServer, Worker
         .map_err(|_| "the memory thread failed as it started".to_owned())?
         .map_err(|e: Error| e.to_string())?;
     Ok((MemoryServer::new(worker, &definitions, scan)?, worker_done))
-}
-
-fn check_root(root: &Path) -> Result<(), String> {
-    match std::fs::metadata(root) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(format!(
-            "the workspace {} is not a directory",
-            root.display()
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("the workspace {} does not exist", root.display()))
-        }
-        Err(e) => Err(format!("cannot open the workspace {}: {e}", root.display())),
-    }
 }
 
 fn run(server: MemoryServer) -> Result<(), String> {
