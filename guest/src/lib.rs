@@ -152,17 +152,18 @@ fn findings(found: Vec<core::audit::AuditFinding>) -> Vec<AuditFinding> {
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    Ok(write_file(file.into(), edit, |_| Ok::<(), core::StoreError>(()))?.into())
+    Ok(write_file(file.into(), edit, |_, _| Ok::<(), core::StoreError>(()))?.into())
 }
 
 /// The one write path of the store and the tools: one read, the core's decision, and
 /// an atomic replace.
 ///
-/// `vet` sees the new content before it is written and may refuse it (the tools' scan).
+/// `vet` sees the file's bytes and the new content before it is written and may refuse
+/// it (the tools' scan).
 fn write_file<E: From<core::StoreError>>(
     file: core::MemoryFile,
     edit: core::Edit<'_>,
-    vet: impl FnOnce(&str) -> Result<(), E>,
+    vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
     let dir = MetisDir::open();
     // The lock is taken when the edit first needs the file, so checks that come before
@@ -179,7 +180,10 @@ fn write_file<E: From<core::StoreError>>(
         message: "internal: a write was planned without reading the file".into(),
     })?;
     // Every edit's new content is text: the file's text, or the caller's.
-    vet(::core::str::from_utf8(&planned.after).unwrap_or_default())?;
+    vet(
+        &planned.before,
+        ::core::str::from_utf8(&planned.after).unwrap_or_default(),
+    )?;
     // Everything the caller is told is computed before the rename: once the new bytes
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();

@@ -8,6 +8,7 @@
 //! (`pattern.rs`). Every start position does bounded work (each slot reads at most a
 //! fixed number of tokens), so the cost grows with the length of the text, not faster.
 
+mod blame;
 mod hidden;
 mod index;
 mod pattern;
@@ -21,6 +22,8 @@ mod unicode;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+pub use blame::{Blamed, Source, blame};
 
 use crate::sort::{sort, sort_by};
 use index::FirstIndex;
@@ -55,16 +58,6 @@ pub struct Finding {
     pub id: &'static str,
     pub detail: String,
     pub line: u32,
-}
-
-impl Finding {
-    /// The tool error text for a refused write to `file`.
-    pub fn message(&self, file: crate::MemoryFile) -> String {
-        format!(
-            "{file} write refused by the memory poisoning scan [{}]: {}; nothing was written",
-            self.id, self.detail
-        )
-    }
 }
 
 /// The first finding in `text` under `policy`, or `None` if it may be stored. "First" is

@@ -93,7 +93,7 @@ pub(crate) fn scan_rule(message: &str, file: MemoryFile) -> Option<String> {
     let rest = message.strip_prefix(&prefix)?;
     let end = rest.find(']')?;
     message
-        .ends_with("; nothing was written")
+        .contains("; nothing was written: ")
         .then(|| rest[..end].to_owned())
 }
 
