@@ -46,7 +46,7 @@ impl MetisDir {
             }
             Ok(_) => Err(StoreError::NotARegularFile { file }),
             Err(ErrorCode::NoEntry) => Ok(None),
-            Err(code) => Err(io_error(file, "stat", code)),
+            Err(code) => Err(io_error(file, "stat", file.file_name(), code)),
         }
     }
 
@@ -73,10 +73,12 @@ impl MetisDir {
             .map_err(|code| match code {
                 // Swapped for a link or a special file since the stat.
                 ErrorCode::Loop | ErrorCode::NotPermitted => StoreError::NotARegularFile { file },
-                code => io_error(file, "open", code),
+                code => io_error(file, "open", file.file_name(), code),
             })?;
         // What was opened, checked again: the name may have been swapped since the stat.
-        let opened = fd.stat().map_err(|c| io_error(file, "stat", c))?;
+        let opened = fd
+            .stat()
+            .map_err(|c| io_error(file, "stat", file.file_name(), c))?;
         if opened.type_ != DescriptorType::RegularFile || opened.link_count > 1 {
             return Err(StoreError::NotARegularFile { file });
         }
@@ -92,7 +94,7 @@ impl MetisDir {
             let want = READ_CHUNK.min(limit + 1 - bytes.len() as u64);
             let (chunk, end) = fd
                 .read(want, bytes.len() as u64)
-                .map_err(|code| io_error(file, "read", code))?;
+                .map_err(|code| io_error(file, "read", file.file_name(), code))?;
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > limit {
                 return Err(StoreError::TooLarge {
@@ -143,7 +145,7 @@ impl MetisDir {
         let (temp_name, temp) = create_temp(dir, file)?;
         let written = write_all(&temp, bytes)
             .and_then(|()| temp.sync())
-            .map_err(|code| io_error(file, "write temporary file", code));
+            .map_err(|code| io_error(file, "write a temporary file for", file.file_name(), code));
         drop(temp);
         let renamed = written
             .and_then(|()| lock.check_can_commit())
@@ -155,7 +157,7 @@ impl MetisDir {
                         // commit check, and the writer who broke the lock cleaned it up.
                         // Nothing was written; another process has the file.
                         ErrorCode::NoEntry => StoreError::Busy { file },
-                        code => io_error(file, "rename", code),
+                        code => io_error(file, "replace", file.file_name(), code),
                     })
             });
         if let Err(error) = renamed {
@@ -194,7 +196,12 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
             }
         }
     }
-    Err(io_error(file, "create temporary file", last))
+    Err(io_error(
+        file,
+        "create a temporary file for",
+        file.file_name(),
+        last,
+    ))
 }
 
 /// Removes what crashed or trapped writers of `file` left behind. Only the lock holder
@@ -261,9 +268,53 @@ fn write_all(fd: &Descriptor, mut bytes: &[u8]) -> Result<(), ErrorCode> {
     Ok(())
 }
 
-pub(crate) fn io_error(file: MemoryFile, action: &str, code: ErrorCode) -> StoreError {
+/// What the error codes a person may meet mean, in the words `strerror` uses; the WASI
+/// name follows in parentheses, so either can be searched for.
+const REASONS: &[(ErrorCode, &str)] = &[
+    (ErrorCode::Access, "permission denied"),
+    (ErrorCode::NotPermitted, "operation not permitted"),
+    (ErrorCode::ReadOnly, "read-only file system"),
+    (ErrorCode::InsufficientSpace, "no space left on device"),
+    (ErrorCode::Quota, "disk quota exceeded"),
+    (ErrorCode::FileTooLarge, "file too large"),
+    (ErrorCode::Io, "input/output error"),
+    (ErrorCode::NoEntry, "no such file or directory"),
+    (ErrorCode::NotDirectory, "not a directory"),
+    (ErrorCode::IsDirectory, "is a directory"),
+    (ErrorCode::Exist, "file exists"),
+    (ErrorCode::NameTooLong, "file name too long"),
+    (ErrorCode::Busy, "device or resource busy"),
+    (ErrorCode::TextFileBusy, "text file busy"),
+    (ErrorCode::CrossDevice, "invalid cross-device link"),
+    (ErrorCode::InsufficientMemory, "cannot allocate memory"),
+    (ErrorCode::Loop, "too many levels of symbolic links"),
+    (ErrorCode::Interrupted, "interrupted system call"),
+];
+
+/// The codes that mean this user may not write in `.metis/`.
+const PERMISSION: &[ErrorCode] = &[
+    ErrorCode::Access,
+    ErrorCode::NotPermitted,
+    ErrorCode::ReadOnly,
+];
+
+/// An I/O failure, as a person can act on it: what could not be done to which entry of
+/// `.metis/`, and why.
+pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
+    let reason = REASONS
+        .iter()
+        .find(|(known, _)| *known == code)
+        .map_or("error", |(_, reason)| reason);
+    let hint = if PERMISSION.contains(&code) {
+        "; check that this user may write in .metis/"
+    } else {
+        ""
+    };
     StoreError::Io {
         file,
-        message: format!("{action} failed: {}", code.name()),
+        message: format!(
+            "cannot {action} .metis/{name}: {reason} ({}){hint}",
+            code.name()
+        ),
     }
 }

@@ -79,7 +79,8 @@ impl<'a> WriteLock<'a> {
         token: u64,
     ) -> Result<Option<Self>, StoreError> {
         let pending = pending_lock_name(file, token);
-        let fd = create_exclusive(dir, &pending).map_err(|c| io_error(file, "create lock", c))?;
+        let fd = create_exclusive(dir, &pending)
+            .map_err(|c| io_error(file, "take the write lock", name, c))?;
         let taken = fd
             .write(owner_text(token).as_bytes(), 0)
             .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name))
@@ -116,7 +117,7 @@ impl<'a> WriteLock<'a> {
             Err(code) => Err(code),
         };
         let _ = dir.unlink_file_at(&pending);
-        lock.map_err(|c| io_error(file, "take lock", c))
+        lock.map_err(|c| io_error(file, "take the write lock", name, c))
     }
 
     /// Whether we still hold the lock with enough lease left to commit; checked right

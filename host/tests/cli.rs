@@ -404,8 +404,9 @@ fn a_write_that_cannot_take_the_lock_changes_nothing() {
     let out = run_with_file_size_limit(&t, 0, &["add", "MEMORY.md", "more"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        stderr(&out).starts_with("MEMORY.md: I/O error: create lock failed")
-            || stderr(&out).starts_with("MEMORY.md: I/O error: take lock failed"),
+        stderr(&out).starts_with(
+            "MEMORY.md: I/O error: cannot take the write lock .metis/.MEMORY.md.lock: file too large (file-too-large)"
+        ),
         "{}",
         stderr(&out)
     );
@@ -426,7 +427,9 @@ fn a_write_failing_half_way_removes_its_temporary_file() {
     let out = run_with_file_size_limit(&t, 1, &["add", "MEMORY.md", "more"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        stderr(&out).starts_with("MEMORY.md: I/O error: write temporary file failed"),
+        stderr(&out).starts_with(
+            "MEMORY.md: I/O error: cannot write a temporary file for .metis/MEMORY.md: file too large (file-too-large)"
+        ),
         "the failure must come from the temporary file: {}",
         stderr(&out)
     );

@@ -224,7 +224,7 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
         "a read-only .metis/ (read-only pre-open)",
         |e| put(e, "MEMORY.md", b"kept\n"),
         |e| ok(e.ws().clone().read_only().add_entry(M, "x")),
-        r#"{"kind": "io", "message": "MEMORY.md: I/O error: create lock failed: not-permitted"}"#,
+        r#"{"kind": "io", "message": "MEMORY.md: I/O error: cannot take the write lock .metis/.MEMORY.md.lock: operation not permitted (not-permitted); check that this user may write in .metis/"}"#,
     ),
     (
         "a read-only workspace creates no .metis/",
