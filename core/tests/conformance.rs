@@ -75,13 +75,13 @@ impl Shell {
         into_text(file, self.read(file)?)
     }
 
-    /// The one write path: the core's plan, `vet` on the new content, then an atomic
+    /// The one write path: the core's plan, `vet` on the old and new content, then an atomic
     /// replace (creating `.metis/` first if this is its first write).
     fn write<E: From<StoreError>>(
         &self,
         file: MemoryFile,
         edit: Edit<'_>,
-        vet: impl FnOnce(&str) -> Result<(), E>,
+        vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
     ) -> Result<WriteResult, E> {
         let mut read = false;
         let planned = plan_write(file, edit, || {
@@ -95,7 +95,10 @@ impl Shell {
             }
             .into());
         }
-        vet(std::str::from_utf8(&planned.after).unwrap_or_default())?;
+        vet(
+            &planned.before,
+            std::str::from_utf8(&planned.after).unwrap_or_default(),
+        )?;
         let result = planned.result();
         self.replace(file, &planned.after)?;
         Ok(result)
@@ -365,7 +368,7 @@ impl Runner for Shell {
         }
         let op = step["op"].as_str().expect("a step has \"op\" or \"tool\"");
         let file = || MemoryFile::from_name(step["file"].as_str().unwrap()).unwrap();
-        let no_vet = |_: &str| Ok::<(), StoreError>(());
+        let no_vet = |_: &[u8], _: &str| Ok::<(), StoreError>(());
         let outcome: Result<Value, StoreError> = match op {
             "read" => self.read_text(file()).map(Value::from),
             "exists" => self.stat(file()).map(|s| s.is_some().into()),

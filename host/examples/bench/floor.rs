@@ -149,7 +149,10 @@ impl Floor {
         let options = CallOptions::scan_all();
         run_tool_call(name, input.to_owned(), &options, |file, edit, vet| {
             let planned = plan_write(file, edit, || self.read_bytes(file))?;
-            vet(std::str::from_utf8(&planned.after).unwrap())?;
+            vet(
+                &planned.before,
+                std::str::from_utf8(&planned.after).unwrap(),
+            )?;
             self.replace(file, &planned.after);
             Ok(planned.result())
         })
