@@ -176,7 +176,7 @@ fn the_checker_finds_what_it_must() {
     let readme = root().join("README.md");
     assert_eq!(check_link(&readme, "docs/spec.md"), None);
     assert_eq!(check_link(&readme, "docs/spec.md#5-the-tools"), None);
-    assert_eq!(check_link(&readme, "#cost"), None);
+    assert_eq!(check_link(&readme, "#install"), None);
     assert!(check_link(&readme, "../shared/spec/CONTRACT.md").is_some());
     assert!(check_link(&readme, "docs/nowhere.md").is_some());
     assert!(check_link(&readme, "docs/spec.md#no-such-heading").is_some());
