@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""An agent loop with metis-memory: every model call gets the memory in its system prompt
+and the three memory tools; the model's tool calls run through the store, their results go
+back to the model and their events are published.
+
+live:    ANTHROPIC_API_KEY=... python3 examples/agent_loop.py [--workspace DIR] TASK
+replay:  python3 examples/agent_loop.py --replay examples/agent_loop.replay.json TASK
+         (the model's responses are read from the file: no network, no key)
+"""
+
+import argparse
+import json
+import os
+import urllib.request
+
+from metis_memory import MemoryStore
+
+BASE = "You are a careful coding assistant. Remember what will matter next session."
+
+
+def anthropic(request):
+    """One call to the Anthropic Messages API."""
+    headers = {"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+               "content-type": "application/json"}
+    body = json.dumps(request).encode()
+    with urllib.request.urlopen(urllib.request.Request(
+            "https://api.anthropic.com/v1/messages", body, headers)) as response:
+        return json.load(response)
+
+
+def publish(event):
+    """Where a host puts each event ({"type", "payload"}) on its bus; here, one line each."""
+    before, after = (v for k, v in event["payload"].items() if "size" in k)
+    print(f"  {event['type']}: {event['payload']['file']} {before} -> {after} bytes")
+
+
+def run(store, task, send, model="claude-sonnet-4-5", publish=publish):
+    tools = [tool.to_dict() for tool in store.tool_definitions()]
+    messages = [{"role": "user", "content": task}]
+    while True:
+        response = send({"model": model, "max_tokens": 1024, "tools": tools,
+                         "system": store.assemble_system_prompt(BASE),  # fresh every call
+                         "messages": messages})
+        messages.append({"role": "assistant", "content": response["content"]})
+        if response["stop_reason"] != "tool_use":
+            return "".join(b["text"] for b in response["content"] if b["type"] == "text")
+        results = []
+        for call in (b for b in response["content"] if b["type"] == "tool_use"):
+            outcome = store.call_tool(call["name"], call["input"])
+            text = outcome.message if outcome.is_error else outcome.text
+            print(f"{call['name']}: {'refused: ' if outcome.is_error else ''}{text}")
+            for event in getattr(outcome, "events", ()):
+                publish(event.to_dict())
+            results.append({"type": "tool_result", "tool_use_id": call["id"], "content": text,
+                            "is_error": outcome.is_error})
+        messages.append({"role": "user", "content": results})
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task")
+    parser.add_argument("--workspace", default=".", help="the project (default: .)")
+    parser.add_argument("--replay", metavar="FILE", help="model responses to use, in order")
+    parser.add_argument("--model", default=os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"))
+    args = parser.parse_args()
+    if args.replay:
+        with open(args.replay) as file:
+            responses = iter(json.load(file))
+        send = lambda request: next(responses)  # noqa: E731
+    else:
+        send = anthropic
+    print(run(MemoryStore(args.workspace), args.task, send, args.model))
