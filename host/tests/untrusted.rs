@@ -293,11 +293,12 @@ fn component_output_replaces_a_planted_link_instead_of_writing_through_it() {
 #[test]
 fn stdin_larger_than_a_call_can_take_is_a_usage_error() {
     let t = TestWorkspace::new();
-    let huge = "x".repeat((64 << 20) + 1);
+    let huge = "x".repeat((1 << 20) + 1);
     let out = run_cli(&t, &["consolidate", "MEMORY.md", "-"], &huge);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("the input on stdin is larger than 64 MiB"),
+        text(&out.stderr)
+            .contains("the CONTENT on standard input is larger than 1048576 bytes, more than the 1 MiB the CLI takes"),
         "{}",
         text(&out.stderr)
     );
