@@ -205,6 +205,7 @@ fn with_json_every_usage_error_prints_a_json_error_on_stdout() {
     let missing = missing.to_str().unwrap();
     for args in [
         vec!["--json", "add"],
+        vec!["--json"],
         vec!["--json", "frobnicate"],
         vec!["add", "NOTES.md", "x", "--json"],
         vec![
@@ -237,6 +238,14 @@ fn with_json_every_usage_error_prints_a_json_error_on_stdout() {
         "the following required arguments were not provided: <FILE>"
     );
     assert_eq!(error["usage"], "Usage: metis-memory add <FILE> [ENTRY]");
+    let error = &json(&run(&t, &["--json"]))["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("'metis-memory' requires a subcommand but one was not provided"),
+        "{error}"
+    );
     // Help is printed as asked, --json or not.
     let out = run(&t, &["--json", "add", "--help"]);
     assert_eq!(out.status.code(), Some(0));

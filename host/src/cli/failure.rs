@@ -39,15 +39,10 @@ pub fn usage_error(json: bool, message: &str) {
 /// it and, with `--json`, also as `{"error": {"kind": "usage", "message", "usage"}}`.
 /// Help and the version are printed as asked, whatever `--json` says.
 pub fn clap_error(error: clap::Error) -> std::process::ExitCode {
-    use clap::error::ErrorKind;
     let _ = error.print();
     let code = error.exit_code();
-    let is_output = matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    );
+    // Help and the version exit 0; help shown for a missing command exits 2, an error.
+    let is_output = code == 0;
     if json_asked() && !is_output {
         let text = error.render().to_string();
         // clap's text: the message (its list of arguments on the lines after), a blank
