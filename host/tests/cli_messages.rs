@@ -80,6 +80,11 @@ fn a_file_that_is_not_utf8_is_refused_with_the_command_that_replaces_it() {
         "{error}"
     );
     assert_eq!(t.snapshot(), before);
+    // The command the hint names works, --diff or not (no diff from a file not text).
+    let out = run(&t, &["consolidate", "MEMORY.md", "- fixed\n", "--diff"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("no diff: "), "{}", stderr(&out));
+    assert_eq!(t.bytes(M).unwrap(), b"- fixed\n");
 }
 
 /// An input larger than the CLI takes is refused before the component sees it. A 24 MB

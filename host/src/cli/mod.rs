@@ -207,7 +207,7 @@ impl Output {
         match diff {
             Some(diff) => say!("{diff}"),
             None => complain!(
-                "no diff: another writer changed the file around this write, so the versions read before and after are not the ones it went from and to"
+                "no diff: the file could not be read as text before or after this write, or another writer changed it in between"
             ),
         }
     }

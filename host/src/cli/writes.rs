@@ -13,16 +13,11 @@ pub fn write(
     want_diff: bool,
     write: impl FnOnce() -> Result<WriteResult, Error>,
 ) -> Result<(), Failure> {
-    let before = if want_diff {
-        Some(ws.read(file)?)
-    } else {
-        None
-    };
+    // A file the store cannot read (not UTF-8) can still be consolidated: then there is
+    // no diff, but the write goes ahead.
+    let before = want_diff.then(|| ws.read(file).ok());
     let result = write()?;
-    let diff = match before {
-        Some(before) => Some(diff::of_write(&result, &before, &ws.read(file)?)),
-        None => None,
-    };
+    let diff = before.map(|before| changes(ws, &result, before.as_deref()));
     out.write(ws, &result, diff)?;
     Ok(())
 }
@@ -95,18 +90,14 @@ pub fn call(
     want_diff: bool,
 ) -> Result<(), Failure> {
     // The file a call writes is in its input, which only the component reads: read both.
-    let before = if want_diff {
-        Some([ws.read(MemoryFile::Memory)?, ws.read(MemoryFile::User)?])
-    } else {
-        None
-    };
+    let before = want_diff.then(|| MemoryFile::ALL.map(|file| ws.read(file).ok()));
     match ws.call_tool_with_options(tool, input, options) {
         Ok(success) => {
             let mut extra: Vec<(&str, Value)> = Vec::new();
             if let Some(before) = before {
                 let file = success.result.file;
                 let before = &before[usize::from(file == MemoryFile::User)];
-                let diff = diff::of_write(&success.result, before, &ws.read(file)?);
+                let diff = changes(ws, &success.result, before.as_deref());
                 if diff.is_none() {
                     out.diff(None);
                 }
@@ -126,4 +117,10 @@ pub fn call(
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// The diff of the write `result`, from `before` (`None`: unreadable) and the file now.
+fn changes(ws: &Workspace, result: &WriteResult, before: Option<&str>) -> Option<String> {
+    let after = ws.read(result.file).ok()?;
+    diff::of_write(result, before?, &after)
 }
