@@ -2,16 +2,19 @@
 
 mod cli;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args as ClapArgs, CommandFactory, Parser, Subcommand};
 use metis_memory::{
     AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace,
 };
 
-use cli::Output;
+use cli::color::ColorWhen;
+use cli::failure::{Failure, clap_error, usage_error};
+use cli::input::{not_an_option, text_or_stdin, within_limit};
+use cli::{Output, ToolFormat};
 
 /// Inspect and edit the bounded agent memory kept in a workspace's `.metis/`.
 ///
@@ -30,9 +33,20 @@ struct Args {
     #[arg(long, short = 'w', global = true, value_name = "DIR")]
     workspace: Option<PathBuf>,
 
-    /// Print machine-readable JSON on stdout (errors too, as {"error": {...}})
+    /// Print machine-readable JSON on stdout (every error too, usage errors included, as
+    /// {"error": {"kind", "message", ...}})
     #[arg(long, global = true)]
     json: bool,
+
+    /// Print nothing on success but what was asked for (no write summaries, no "no
+    /// findings", no "no changes"); errors and the exit status are kept
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+
+    /// Colour the over-cap states of `status`: auto (when stdout is a terminal and
+    /// NO_COLOR is not set), always, never
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
 
     /// Use the workspace's .metis even if it is a symbolic link (refused by default: a
     /// cloned repository could point it at another project's memory)
@@ -43,6 +57,14 @@ struct Args {
     command: Command,
 }
 
+/// `--diff`, on every command that writes.
+#[derive(ClapArgs)]
+struct DiffFlag {
+    /// Also print the change made, as a unified diff (with --json, as "diff")
+    #[arg(long)]
+    diff: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Print a file's content (nothing when it is missing)
@@ -50,13 +72,20 @@ enum Command {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
     },
-    /// Print whether a file exists (exit status 0 either way)
+    /// Print whether a file exists: true or false, exit status 0 either way; when
+    /// something other than a regular file is there (a directory), no command can use it:
+    /// an error saying so, exit status 1
     Exists {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
     },
     /// Print a file's size in bytes (0 when it is missing)
     Size {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+    },
+    /// Print a file's entries, numbered (an entry is a non-blank line)
+    List {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
     },
@@ -68,17 +97,38 @@ enum Command {
         /// bullet); `-` or nothing reads it from stdin
         #[arg(allow_hyphen_values = true)]
         entry: Option<String>,
+        #[command(flatten)]
+        diff: DiffFlag,
     },
     /// Replace the one occurrence of OLD with NEW (NEW may be empty, to delete)
     Replace {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: MemoryFile,
-        /// Text that must occur exactly once in the file
+        /// Text that must occur exactly once in the file (not empty)
         #[arg(allow_hyphen_values = true)]
         old: String,
         /// Its replacement
         #[arg(allow_hyphen_values = true)]
         new: String,
+        #[command(flatten)]
+        diff: DiffFlag,
+    },
+    /// Remove entry N, as `list` numbers them, and its line
+    ///
+    /// One conditional consolidate: if the file changes between the read that found
+    /// entry N and the write, nothing is removed (exit 1), so it never removes another line.
+    Remove {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+        /// The entry's number, from `list`
+        #[arg(value_parser = clap::value_parser!(u64).range(1..))]
+        n: u64,
+        /// Remove it only if the file's SHA-256 is still HASH (the version listed, e.g.
+        /// from `list --json`); otherwise exit 1 and change nothing
+        #[arg(long, value_name = "HASH", value_parser = parse_hash)]
+        expect_hash: Option<String>,
+        #[command(flatten)]
+        diff: DiffFlag,
     },
     /// Replace the whole file with CONTENT, byte for byte
     Consolidate {
@@ -93,6 +143,20 @@ enum Command {
         /// nothing
         #[arg(long, value_name = "HASH", value_parser = parse_hash)]
         expect_hash: Option<String>,
+        #[command(flatten)]
+        diff: DiffFlag,
+    },
+    /// Edit a file in $VISUAL or $EDITOR (else vi), then write it as one consolidate
+    ///
+    /// The editor opens a temporary copy. On save, the copy is written with the caps and
+    /// the poisoning scan checked, only if the file is still the version copied; when
+    /// refused, the reason is printed and the copy is kept (its path printed), exit 1. An
+    /// unchanged copy writes nothing.
+    Edit {
+        #[arg(value_parser = parse_file, value_name = "FILE")]
+        file: MemoryFile,
+        #[command(flatten)]
+        diff: DiffFlag,
     },
     /// Print the system prompt an agent host would send: base, USER.md, MEMORY.md
     ///
@@ -119,11 +183,17 @@ enum Command {
     /// Show both files against their soft and hard caps, with their hashes
     Status,
     /// Print the memory tools' definitions as a JSON array for an LLM API
-    Tools,
+    Tools {
+        /// anthropic: {"name", "description", "input_schema"}; openai: {"type":
+        /// "function", "function": {"name", "description", "parameters"}}
+        #[arg(long, value_enum, default_value_t = ToolFormat::Anthropic)]
+        format: ToolFormat,
+    },
     /// Run one tool call and print {"is_error", "text", "result", "events"} as JSON
     ///
-    /// Exit status 0 when the call wrote the file, 1 when it was refused (invalid input,
-    /// unknown tool, or a write the store rejected: nothing changed).
+    /// Exit status 0 when the call wrote the file (or, with --dry-run, would write it), 1
+    /// when it was refused (invalid input, unknown tool, or a write the store rejected:
+    /// nothing changed).
     Call {
         /// memory_add, memory_replace or memory_consolidate
         tool: String,
@@ -137,6 +207,12 @@ enum Command {
         /// is refused unless the file is still that version (repeatable)
         #[arg(long, value_name = "FILE=HASH", value_parser = parse_seen)]
         seen: Vec<FileVersion>,
+        /// Write nothing: run the call on a temporary copy of both files and print what it
+        /// would change, as a unified diff ("diff" in the JSON, with "dry_run": true)
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        diff: DiffFlag,
     },
     /// Serve the memory to an MCP client over stdio (the Model Context Protocol)
     ///
@@ -156,6 +232,15 @@ enum Command {
         /// Where to write it; `-` writes to stdout
         #[arg(long, short = 'o', value_name = "FILE")]
         output: PathBuf,
+    },
+    /// Print a completion script for SHELL, generated from these commands
+    ///
+    /// e.g. `metis-memory completions bash > ~/.local/share/bash-completion/completions/metis-memory`,
+    /// `metis-memory completions zsh > "${fpath[1]}/_metis-memory"`,
+    /// `metis-memory completions fish > ~/.config/fish/completions/metis-memory.fish`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -191,11 +276,17 @@ fn parse_audit_policy(name: &str) -> Result<AuditPolicy, String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(error) => return clap_error(error),
+    };
+    if let Command::Completions { shell } = args.command {
+        return completions(shell);
+    }
     let (root, located) = match cli::locate::locate(args.workspace) {
         Ok(found) => found,
         Err(message) => {
-            cli::complain!("error: {message}");
+            usage_error(args.json, &message);
             return ExitCode::from(2);
         }
     };
@@ -208,6 +299,8 @@ fn main() -> ExitCode {
     }
     let out = Output {
         json: args.json,
+        quiet: args.quiet,
+        color: args.color.enabled(),
         located,
     };
     match run(&workspace, args.command, &out) {
@@ -217,25 +310,14 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Refused) => ExitCode::from(1),
+        Err(Failure::Cli { kind, message }) => {
+            out.cli_error(kind, &message);
+            ExitCode::from(1)
+        }
         Err(Failure::Usage(message)) => {
-            cli::complain!("error: {message}");
+            usage_error(out.json, &message);
             ExitCode::from(2)
         }
-    }
-}
-
-/// Why a command failed: the store or the runtime refused (exit 1), or the input given
-/// to the command was unusable (exit 2, like the argument errors clap reports).
-enum Failure {
-    Store(Error),
-    /// A tool call was refused; its outcome is already printed.
-    Refused,
-    Usage(String),
-}
-
-impl From<Error> for Failure {
-    fn from(error: Error) -> Self {
-        Failure::Store(error)
     }
 }
 
@@ -244,28 +326,56 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         Command::Read { file } => out.content(file, &ws.read(file)?),
         Command::Exists { file } => out.exists(file, ws.exists(file)?),
         Command::Size { file } => out.size(file, ws.size_bytes(file)?),
-        Command::Add { file, entry } => {
-            let entry = text_or_stdin(entry, "ENTRY")?;
-            out.write(ws, &ws.add_entry(file, &entry)?)?
+        Command::List { file } => {
+            let text = ws.read(file)?;
+            out.entries(file, &text, &cli::entries::entries(&text));
         }
-        Command::Replace { file, old, new } => {
+        Command::Add { file, entry, diff } => {
+            let entry = text_or_stdin(entry, "ENTRY")?;
+            cli::write(ws, out, file, diff.diff, || ws.add_entry(file, &entry))?;
+        }
+        Command::Replace {
+            file,
+            old,
+            new,
+            diff,
+        } => {
             not_an_option(&old)?;
             not_an_option(&new)?;
-            out.write(ws, &ws.replace(file, &old, &new)?)?
+            within_limit(&old, "OLD")?;
+            within_limit(&new, "NEW")?;
+            // The store counts an empty OLD as occurring between every byte ("appears 5
+            // times" in a 4-byte file): true to its contract, no help to a person.
+            if old.is_empty() {
+                return Err(Failure::Usage(
+                    "OLD is empty, and an empty text occurs everywhere, so there is no one place to replace: give the text to replace (to add an entry, use `metis-memory add`; to rewrite the file, `metis-memory edit` or `metis-memory consolidate`)".to_owned(),
+                ));
+            }
+            cli::write(ws, out, file, diff.diff, || ws.replace(file, &old, &new))?;
         }
+        Command::Remove {
+            file,
+            n,
+            expect_hash,
+            diff,
+        } => cli::remove(ws, out, file, n, expect_hash, diff.diff)?,
         Command::Consolidate {
             file,
             content,
             expect_hash,
+            diff,
         } => {
             let content = text_or_stdin(content, "CONTENT")?;
-            let result = match expect_hash {
-                Some(hash) => ws.consolidate_if_unchanged(file, &content, &hash)?,
-                None => ws.consolidate(file, &content)?,
-            };
-            out.write(ws, &result)?
+            cli::write(ws, out, file, diff.diff, || match &expect_hash {
+                Some(hash) => ws.consolidate_if_unchanged(file, &content, hash),
+                None => ws.consolidate(file, &content),
+            })?;
         }
-        Command::Prompt { base, audit } => out.prompt(&ws.compose_system_prompt(&base, audit)?),
+        Command::Edit { file, diff } => cli::edit::edit(ws, out, file, diff.diff)?,
+        Command::Prompt { base, audit } => {
+            within_limit(&base, "the --base text")?;
+            out.prompt(&ws.compose_system_prompt(&base, audit)?)
+        }
         Command::Audit { file } => {
             let files = file.map_or(MemoryFile::ALL.to_vec(), |file| vec![file]);
             let found = files
@@ -277,12 +387,14 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Status => out.status(ws)?,
-        Command::Tools => out.tool_definitions(&ws.tool_definitions()?),
+        Command::Tools { format } => out.tool_definitions(&ws.tool_definitions()?, format),
         Command::Call {
             tool,
             input,
             no_scan,
             seen,
+            dry_run,
+            diff,
         } => {
             let input = text_or_stdin(input, "JSON")?;
             let options = CallOptions {
@@ -290,17 +402,16 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 seen,
                 withheld: Vec::new(),
             };
-            match ws.call_tool_with_options(&tool, &input, &options) {
-                Ok(success) => out.tool_success(&success),
-                Err(Error::Tool(refused)) => {
-                    out.tool_refusal(&refused);
-                    return Err(Failure::Refused);
-                }
-                Err(other) => return Err(other.into()),
+            if dry_run {
+                cli::dry_run::call(ws, out, &tool, &input, &options)?;
+            } else {
+                cli::call(ws, out, &tool, &input, &options, diff.diff)?;
             }
         }
         Command::Component { output } => write_component(&output)?,
-        Command::Mcp { .. } => unreachable!("`mcp` is served before `run`"),
+        Command::Mcp { .. } | Command::Completions { .. } => {
+            unreachable!("`mcp` and `completions` are served before `run`")
+        }
     }
     Ok(())
 }
@@ -313,9 +424,27 @@ fn scan_policy(no_scan: bool) -> ScanPolicy {
     }
 }
 
+/// The completion script for `shell`, made whole before it is written: the generator
+/// panics on a write error, and a closed pipe must not turn into a panic.
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Args::command(), "metis-memory", &mut script);
+    let _ = std::io::stdout().write_all(&script);
+    ExitCode::SUCCESS
+}
+
 fn write_component(output: &std::path::Path) -> Result<(), Failure> {
     let written = if output.as_os_str() == "-" {
-        std::io::stdout().write_all(metis_memory::COMPONENT_WASM)
+        let mut stdout = std::io::stdout().lock();
+        match stdout
+            .write_all(metis_memory::COMPONENT_WASM)
+            .and_then(|()| stdout.flush())
+        {
+            // The reader has what it wanted (`| head -c 8`): stop quietly, as Unix
+            // tools do on a closed pipe.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
     } else {
         write_new_file(output, metis_memory::COMPONENT_WASM)
     };
@@ -337,56 +466,4 @@ fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
-}
-
-/// A text argument as given, or read from stdin when it is `-` or missing. Stdin must not
-/// be empty (`consolidate FILE </dev/null` would empty the file by accident: an empty
-/// file takes an explicit `""`); on a terminal, the person is told it is being read.
-fn text_or_stdin(given: Option<String>, what: &str) -> Result<String, Failure> {
-    if let Some(text) = given.filter(|text| text != "-") {
-        not_an_option(&text)?;
-        return Ok(text);
-    }
-    if std::io::stdin().is_terminal() {
-        cli::complain!(
-            "reading {what} from standard input; end it with Ctrl-D (Ctrl-Z on Windows)"
-        );
-    }
-    let text = read_stdin()?;
-    if text.is_empty() {
-        return Err(Failure::Usage(format!(
-            "standard input was empty, so no {what} was given and nothing was changed (to empty a file, pass \"\" as CONTENT to consolidate)"
-        )));
-    }
-    Ok(text)
-}
-
-/// Text arguments may start with `-` (a markdown bullet), but one that starts with `--`
-/// is taken for a mistyped option (`add MEMORY.md --jsn`), unless it follows `--`.
-fn not_an_option(text: &str) -> Result<(), Failure> {
-    let after_double_dash = std::env::args_os().any(|arg| arg == "--");
-    if text.starts_with("--") && text.len() > 2 && !after_double_dash {
-        return Err(Failure::Usage(format!(
-            "unknown option {text}; to store text that starts with --, put -- before it (add MEMORY.md -- '{text}')"
-        )));
-    }
-    Ok(())
-}
-
-/// The most a command reads from stdin: what one call's memory limit can hold.
-const STDIN_LIMIT: u64 = metis_memory::Limits::DEFAULT_MEMORY_BYTES;
-
-fn read_stdin() -> Result<String, Failure> {
-    let mut content = String::new();
-    std::io::stdin()
-        .take(STDIN_LIMIT + 1)
-        .read_to_string(&mut content)
-        .map_err(|e| Failure::Usage(format!("cannot read the content from stdin: {e}")))?;
-    if content.len() as u64 > STDIN_LIMIT {
-        return Err(Failure::Usage(format!(
-            "the input on stdin is larger than {} MiB, more than one memory call can take",
-            STDIN_LIMIT >> 20
-        )));
-    }
-    Ok(content)
 }

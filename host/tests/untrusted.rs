@@ -221,12 +221,13 @@ fn planted_entries_get_a_clear_answer_through_the_cli() {
         text(&out.stderr)
     );
 
-    let keys: String = (0..100_000).map(|i| format!(r#","k{i}":0"#)).collect();
+    // As many properties as fit in the 1 MiB the CLI takes.
+    let keys: String = (0..80_000).map(|i| format!(r#","k{i}":0"#)).collect();
     let input = format!(r#"{{"file":"MEMORY.md","entry":"x"{keys}}}"#);
     let out = run_cli(&t, &["call", "memory_add", "-"], &input);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).len() < 600, "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("and 99995 more properties are not allowed"));
+    assert!(text(&out.stderr).contains("and 79995 more properties are not allowed"));
     assert_eq!(
         fs::read(&secret).unwrap(),
         b"-----BEGIN OPENSSH PRIVATE KEY-----\n"
@@ -293,11 +294,12 @@ fn component_output_replaces_a_planted_link_instead_of_writing_through_it() {
 #[test]
 fn stdin_larger_than_a_call_can_take_is_a_usage_error() {
     let t = TestWorkspace::new();
-    let huge = "x".repeat((64 << 20) + 1);
+    let huge = "x".repeat((1 << 20) + 1);
     let out = run_cli(&t, &["consolidate", "MEMORY.md", "-"], &huge);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("the input on stdin is larger than 64 MiB"),
+        text(&out.stderr)
+            .contains("the CONTENT on standard input is larger than 1048576 bytes, more than the 1 MiB the CLI takes"),
         "{}",
         text(&out.stderr)
     );

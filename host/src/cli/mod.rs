@@ -17,15 +17,25 @@ macro_rules! complain {
     }};
 }
 
-pub(crate) use complain;
-
+pub mod color;
+pub mod diff;
+pub mod dry_run;
+pub mod edit;
+pub mod entries;
+pub mod failure;
+pub mod input;
 pub mod locate;
 pub mod mcp;
+mod scratch;
 mod status;
+mod writes;
+
+pub use failure::Failure;
+pub use writes::{call, remove, write};
 
 use metis_memory::{
-    AuditFinding, ComponentSource, ComposedPrompt, Error, MemoryFile, ToolDefinition, ToolError,
-    ToolSuccess, Workspace, WriteResult,
+    AuditFinding, ComponentSource, ComposedPrompt, Error, MemoryFile, StoreError, ToolDefinition,
+    ToolError, ToolSuccess, Workspace, WriteResult,
 };
 use serde_json::{Value, json};
 
@@ -35,14 +45,28 @@ use metis_memory::json::{
 };
 use status::FileStatus;
 
+/// The shape `tools` prints the definitions in: the LLM API they are for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolFormat {
+    /// `{"name", "description", "input_schema"}` (Anthropic's Messages API)
+    Anthropic,
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`
+    /// (OpenAI's Chat Completions API)
+    Openai,
+}
+
 pub struct Output {
     pub json: bool,
+    /// `--quiet`: no success chatter (write summaries, "no findings", "no changes").
+    pub quiet: bool,
+    /// Whether `status` colours its states.
+    pub color: bool,
     /// How the workspace was chosen, for `status`.
     pub located: locate::How,
 }
 
 impl Output {
-    fn print_json(&self, value: Value) {
+    pub(super) fn print_json(&self, value: Value) {
         say!("{value:#}\n");
     }
 
@@ -129,7 +153,9 @@ impl Output {
         let names: Vec<&str> = found.iter().map(|(file, _)| file.file_name()).collect();
         let count: usize = found.iter().map(|(_, findings)| findings.len()).sum();
         if clean {
-            say!("{}: no findings\n", names.join(", "));
+            if !self.quiet {
+                say!("{}: no findings\n", names.join(", "));
+            }
         } else {
             complain!(
                 "{count} finding{} in {}: review the lines above (a person's edit or a pull may have brought them in)",
@@ -140,25 +166,70 @@ impl Output {
         clean
     }
 
-    pub fn write(&self, ws: &Workspace, result: &WriteResult) -> Result<(), Error> {
+    /// A write's result and, when asked for, the diff it made (`None`: it cannot be told).
+    pub fn write(
+        &self,
+        ws: &Workspace,
+        result: &WriteResult,
+        diff: Option<Option<String>>,
+    ) -> Result<(), Error> {
         if self.json {
-            self.print_json(write_result_json(result));
+            let mut value = write_result_json(result);
+            if let Some(diff) = diff {
+                value["diff"] = diff.into();
+            }
+            self.print_json(value);
             return Ok(());
         }
-        let file = result.file;
-        say!(
-            "{}: {} -> {} bytes (soft cap {}, hard cap {})\n",
-            file.file_name(),
-            result.before_size_bytes,
-            result.after_size_bytes,
-            ws.soft_cap(file)?,
-            ws.hard_cap(file)?,
-        );
-        say!("sha256 {} -> {}\n", result.before_hash, result.after_hash);
-        if result.over_soft_cap {
-            say!("over the soft cap: consolidate this file soon\n");
+        if !self.quiet {
+            let file = result.file;
+            say!(
+                "{}: {} -> {} bytes (soft cap {}, hard cap {})\n",
+                file.file_name(),
+                result.before_size_bytes,
+                result.after_size_bytes,
+                ws.soft_cap(file)?,
+                ws.hard_cap(file)?,
+            );
+            say!("sha256 {} -> {}\n", result.before_hash, result.after_hash);
+            if result.over_soft_cap {
+                say!("over the soft cap: consolidate this file soon\n");
+            }
+        }
+        if let Some(diff) = diff {
+            self.diff(diff.as_deref());
         }
         Ok(())
+    }
+
+    /// A diff after a write's summary; on stderr, why there is none.
+    pub(super) fn diff(&self, diff: Option<&str>) {
+        match diff {
+            Some(diff) => say!("{diff}"),
+            None => complain!(
+                "no diff: the file could not be read as text before or after this write, or another writer changed it in between"
+            ),
+        }
+    }
+
+    /// `list`: one line per entry, `N  TEXT`; with `--json`, `{"file", "sha256",
+    /// "entries": [{"number", "line", "text"}]}`.
+    pub fn entries(&self, file: MemoryFile, text: &str, entries: &[entries::Entry<'_>]) {
+        if self.json {
+            let listed: Vec<Value> = entries
+                .iter()
+                .map(|e| json!({ "number": e.number, "line": e.line, "text": e.text }))
+                .collect();
+            self.print_json(json!({
+                "file": file.file_name(),
+                "sha256": diff::sha256_hex(text.as_bytes()),
+                "entries": listed,
+            }));
+            return;
+        }
+        for entry in entries {
+            say!("{:>3}  {}\n", entry.number, entry.text);
+        }
     }
 
     pub fn status(&self, ws: &Workspace) -> Result<(), Error> {
@@ -197,7 +268,7 @@ impl Output {
             self.located.name()
         );
         for row in &rows {
-            say!("{}\n", row.line());
+            say!("{}\n", row.line(self.color));
         }
         let (path, reason) = (path.unwrap_or_default(), reason.unwrap_or_default());
         match source {
@@ -209,26 +280,106 @@ impl Output {
     }
 
     /// The definitions as a JSON array ready for an LLM API (schemas as JSON objects).
-    pub fn tool_definitions(&self, tools: &[ToolDefinition]) {
-        let tools = tools.iter().map(tool_definition_json).collect();
+    pub fn tool_definitions(&self, tools: &[ToolDefinition], format: ToolFormat) {
+        let tools = tools
+            .iter()
+            .map(tool_definition_json)
+            .map(|mut tool| match format {
+                ToolFormat::Anthropic => tool,
+                ToolFormat::Openai => json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool["name"].take(),
+                        "description": tool["description"].take(),
+                        "parameters": tool["input_schema"].take(),
+                    },
+                }),
+            })
+            .collect();
         self.print_json(Value::Array(tools));
     }
 
-    /// A tool call that wrote; always JSON, as a host would log or forward it.
-    pub fn tool_success(&self, success: &ToolSuccess) {
-        self.print_json(tool_success_json(success));
+    /// A tool call that wrote (or, in a dry run, would write); always JSON, as a host
+    /// would log or forward it, with the diff when asked for.
+    pub fn tool_success(&self, success: &ToolSuccess, extra: &[(&str, Value)]) {
+        let mut value = tool_success_json(success);
+        for (key, field) in extra {
+            value[*key] = field.clone();
+        }
+        self.print_json(value);
     }
 
     /// A refused tool call: its text on stderr, and the outcome as JSON on stdout.
-    pub fn tool_refusal(&self, refused: &ToolError) {
+    pub fn tool_refusal(&self, refused: &ToolError, extra: &[(&str, Value)]) {
         complain!("{}", refused.message);
-        self.print_json(tool_error_json(refused));
+        let mut value = tool_error_json(refused);
+        for (key, field) in extra {
+            value[*key] = field.clone();
+        }
+        self.print_json(value);
     }
 
     pub fn error(&self, error: &Error) {
+        if let Error::Trap(detail) = error {
+            // The trap's text is a wasm backtrace: of use to whoever debugs the guest
+            // (kept in the JSON), not to the person who ran the command.
+            let message = trap_message(detail);
+            complain!("error: {message}");
+            if self.json {
+                self.print_json(
+                    json!({ "error": { "kind": "trap", "message": message, "detail": detail } }),
+                );
+            }
+            return;
+        }
         complain!("{error}");
+        let hint = hint(error);
+        if let Some(hint) = &hint {
+            complain!("{hint}");
+        }
         if self.json {
-            self.print_json(json!({ "error": error_json(error) }));
+            let mut value = error_json(error);
+            if let Some(hint) = hint {
+                value["hint"] = hint.into();
+            }
+            self.print_json(json!({ "error": value }));
         }
     }
+
+    /// A refusal of the CLI's own (exit 1), e.g. `remove` of an entry that is not there.
+    pub fn cli_error(&self, kind: &str, message: &str) {
+        complain!("error: {message}");
+        if self.json {
+            self.print_json(json!({ "error": { "kind": kind, "message": message } }));
+        }
+    }
+}
+
+/// The CLI command that does what a store error's text says only a tool can do: the
+/// store's texts are written for the model, which has tools, not commands.
+fn hint(error: &Error) -> Option<String> {
+    match error {
+        Error::Store {
+            error: StoreError::InvalidUtf8(info),
+            ..
+        } => {
+            let name = info.file.file_name();
+            Some(format!(
+                "to replace it from the command line: metis-memory consolidate {name} CONTENT (or - to read it from stdin)"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A trap as one line: what stopped the component and what that means for the file.
+fn trap_message(detail: &str) -> String {
+    let last = detail.lines().last().unwrap_or(detail);
+    let cause = last
+        .rsplit_once("wasm trap: ")
+        .map_or(last, |(_, cause)| cause)
+        .trim();
+    format!(
+        "the memory component stopped before it finished this call ({cause}): it ran out of memory or fuel, or hit a bug. Nothing was written unless it stopped in a write's last steps: `metis-memory status` shows the files as they are"
+    )
 }

@@ -1,6 +1,8 @@
 //! `status`: both files against their caps.
 
 use metis_memory::{Error, MemoryFile, Workspace};
+
+use super::color::{RED, YELLOW, paint};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -134,25 +136,36 @@ impl FileStatus {
         self.size_bytes > self.soft_cap
     }
 
-    pub fn line(&self) -> String {
+    /// The file's line; `color`: its states that need action in red (now) or yellow (soon).
+    pub fn line(&self, color: bool) -> String {
         let state = match (&self.sha256, self.exists) {
-            (Err(reason), _) => format!("unreadable: {reason}"),
+            (Err(reason), _) => paint(color, RED, &format!("unreadable: {reason}")),
             (Ok(_), false) => "missing (reads as empty)".to_owned(),
             (Ok(hash), true) => {
                 let flag = if self.size_bytes > self.hard_cap {
-                    "OVER HARD CAP, consolidate"
+                    paint(color, RED, "OVER HARD CAP, consolidate")
                 } else if self.over_soft_cap() {
-                    "over soft cap, consolidate soon"
+                    paint(color, YELLOW, "over soft cap, consolidate soon")
                 } else {
-                    "ok"
+                    "ok".to_owned()
                 };
                 format!("{flag}  sha256 {}", &hash[..16])
             }
         };
         let audit = match self.findings {
             Some(0) | None => String::new(),
-            Some(1) => "  1 AUDIT FINDING (metis-memory audit)".to_owned(),
-            Some(n) => format!("  {n} AUDIT FINDINGS (metis-memory audit)"),
+            Some(1) => format!(
+                "  {}",
+                paint(color, RED, "1 AUDIT FINDING (metis-memory audit)")
+            ),
+            Some(n) => format!(
+                "  {}",
+                paint(
+                    color,
+                    RED,
+                    &format!("{n} AUDIT FINDINGS (metis-memory audit)")
+                )
+            ),
         };
         let lock = self
             .lock
@@ -179,10 +192,13 @@ impl FileStatus {
             "over_soft_cap": self.over_soft_cap(),
             "over_hard_cap": self.size_bytes > self.hard_cap,
         });
-        match &self.sha256 {
-            Ok(hash) => value["sha256"] = hash.as_str().into(),
-            Err(reason) => value["error"] = reason.as_str().into(),
-        }
+        // Both keys always, one of them null: a script reads the same shape either way.
+        let (sha256, error) = match &self.sha256 {
+            Ok(hash) => (Some(hash.as_str()), None),
+            Err(reason) => (None, Some(reason.as_str())),
+        };
+        value["sha256"] = sha256.into();
+        value["error"] = error.into();
         value["audit_findings"] = self.findings.into();
         value["lock"] = self.lock.as_ref().map_or(
             Value::Null,

@@ -166,11 +166,42 @@ pub fn run_cli(t: &TestWorkspace, args: &[&str], stdin: &str) -> std::process::O
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A CLI that refuses an input too large stops reading it: the rest meets a closed pipe.
+    match child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.unwrap(),
+    }
     child.wait_with_output().unwrap()
+}
+
+/// Runs the CLI on `t`'s workspace with `args`, the variables `env` set (and
+/// `METIS_WORKSPACE` removed), `stdin` fed from another thread so a large input cannot
+/// block on a full pipe while the CLI writes.
+pub fn run_cli_with(
+    t: &TestWorkspace,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Vec<u8>,
+) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+        .arg("--workspace")
+        .arg(t.root())
+        .args(args)
+        .env_remove("METIS_WORKSPACE")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        // The CLI may stop reading an input it refuses: a closed pipe is expected.
+        let _ = pipe.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
 }

@@ -1,0 +1,65 @@
+//! `call --dry-run`: the call run for real, by the same component, on a copy of the two
+//! files in a temporary workspace, so what it prints is what the call would do; the
+//! workspace itself is only read.
+
+use metis_memory::{CallOptions, Error, MemoryFile, Workspace};
+use serde_json::Value;
+
+use super::scratch::Scratch;
+use super::{Failure, Output, diff};
+
+pub fn call(
+    ws: &Workspace,
+    out: &Output,
+    tool: &str,
+    input: &str,
+    options: &CallOptions,
+) -> Result<(), Failure> {
+    let scratch = Scratch::new("dry-run").map_err(|e| Failure::Cli {
+        kind: "dry-run",
+        message: format!("cannot make a temporary workspace for the dry run: {e}"),
+    })?;
+    // Each file's bytes as the component reads them (never a link followed by the
+    // host), and only where it exists, so a missing file stays missing.
+    let metis = scratch.path().join(".metis");
+    let mut before = Vec::new();
+    for file in MemoryFile::ALL {
+        let text = ws.read(file)?;
+        if ws.exists(file)? {
+            std::fs::create_dir_all(&metis)
+                .and_then(|()| std::fs::write(metis.join(file.file_name()), &text))
+                .map_err(|e| Failure::Cli {
+                    kind: "dry-run",
+                    message: format!("cannot copy {} for the dry run: {e}", file.file_name()),
+                })?;
+        }
+        before.push((file, text));
+    }
+    let copy = Workspace::open(scratch.path());
+    let dry_run: (&str, Value) = ("dry_run", true.into());
+    match copy.call_tool_with_options(tool, input, options) {
+        Ok(success) => {
+            let file = success.result.file;
+            let old = before.iter().find(|(f, _)| *f == file).map(|(_, t)| t);
+            let diff = diff::unified(file, old.map_or("", String::as_str), &copy.read(file)?);
+            if out.json {
+                out.tool_success(&success, &[dry_run, ("diff", diff.into())]);
+            } else {
+                // For a person: the change on stdout, what the model would be told on
+                // stderr.
+                say!("{diff}");
+                complain!("dry run, nothing written: {}", success.text);
+            }
+            Ok(())
+        }
+        Err(Error::Tool(refused)) => {
+            if out.json {
+                out.tool_refusal(&refused, &[dry_run, ("diff", "".into())]);
+            } else {
+                complain!("dry run, refused: {}", refused.message);
+            }
+            Err(Failure::Refused)
+        }
+        Err(other) => Err(other.into()),
+    }
+}

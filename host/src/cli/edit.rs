@@ -1,0 +1,155 @@
+//! `edit FILE`: the person's editor on a temporary copy, saved as one consolidate through
+//! the tool path, so the caps and the poisoning scan apply as to a model's write, and
+//! held to the version copied, so a change made meanwhile is refused, never overwritten.
+//! A refused edit's copy is kept and its path printed: the person's work is not lost.
+
+use std::path::Path;
+use std::process::Command;
+
+use metis_memory::{CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace};
+use serde_json::json;
+
+use super::scratch::Scratch;
+use super::{Failure, Output, diff, input};
+
+pub fn edit(
+    ws: &Workspace,
+    out: &Output,
+    file: MemoryFile,
+    want_diff: bool,
+) -> Result<(), Failure> {
+    let name = file.file_name();
+    let original = ws.read(file)?;
+    let mut scratch = Scratch::new("edit").map_err(|e| cannot("make a temporary copy", &e))?;
+    // The copy has the file's own name, so the editor knows it for markdown.
+    let copy = scratch.path().join(name);
+    std::fs::write(&copy, &original).map_err(|e| cannot("write the temporary copy", &e))?;
+
+    if let Err(message) = run_editor(&copy) {
+        scratch.keep();
+        return Err(kept(&copy, message));
+    }
+    let edited = std::fs::read(&copy).map_err(|e| cannot("read the edited copy", &e))?;
+    if edited == original.as_bytes() {
+        if out.json {
+            out.print_json(json!({ "file": name, "changed": false }));
+        } else if !out.quiet {
+            say!("no changes to {name}; nothing written\n");
+        }
+        return Ok(());
+    }
+    let edited = match String::from_utf8(edited) {
+        Ok(text) => text,
+        Err(e) => {
+            scratch.keep();
+            let offset = e.utf8_error().valid_up_to();
+            return Err(kept(
+                &copy,
+                format!(
+                    "the edited {name} is not valid UTF-8 (first invalid byte at offset {offset}); nothing was written"
+                ),
+            ));
+        }
+    };
+    if let Err(Failure::Usage(message)) =
+        input::within_limit(&edited, &format!("the edited {name}"))
+    {
+        scratch.keep();
+        return Err(kept(&copy, message));
+    }
+
+    let call = json!({ "file": name, "content": edited }).to_string();
+    let options = CallOptions {
+        scan: ScanPolicy::default(),
+        seen: vec![FileVersion {
+            file,
+            sha256: diff::sha256_hex(original.as_bytes()),
+        }],
+        withheld: Vec::new(),
+    };
+    match ws.call_tool_with_options("memory_consolidate", &call, &options) {
+        Ok(success) => {
+            let diff = want_diff.then(|| diff::of_write(&success.result, &original, &edited));
+            out.write(ws, &success.result, diff)?;
+            Ok(())
+        }
+        Err(Error::Tool(refused)) => {
+            scratch.keep();
+            // A stale version's text is written for a model (it shows it the current
+            // content to consolidate from); a person is told what happened instead.
+            let reason = if refused.shown.is_some() {
+                format!(
+                    "{name} changed while it was being edited (another session or a person wrote to it), so saving the edit would have dropped that change; nothing was written"
+                )
+            } else {
+                format!(
+                    "{}; nothing was written",
+                    refused.message.trim_end_matches('.')
+                )
+            };
+            Err(kept(&copy, reason))
+        }
+        Err(other) => {
+            scratch.keep();
+            complain!("{}", kept_note(&copy));
+            Err(other.into())
+        }
+    }
+}
+
+/// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path`, through the shell as git does, so
+/// an editor given with its options (`code --wait`) works.
+fn run_editor(path: &Path) -> Result<(), String> {
+    let editor = ["VISUAL", "EDITOR"]
+        .into_iter()
+        .filter_map(std::env::var_os)
+        .find(|value| !value.is_empty())
+        .map_or_else(
+            || "vi".to_owned(),
+            |value| value.to_string_lossy().into_owned(),
+        );
+    let mut command = if cfg!(unix) {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("{editor} \"$@\""))
+            .arg(&editor);
+        command
+    } else {
+        let mut words = editor.split_whitespace();
+        let mut command = Command::new(words.next().unwrap_or("notepad"));
+        command.args(words);
+        command
+    };
+    match command.arg(path).status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!(
+            "the editor ({editor}) exited with {status}; nothing was written"
+        )),
+        Err(e) => Err(format!(
+            "cannot run the editor ({editor}): {e}; nothing was written"
+        )),
+    }
+}
+
+/// An edit refused or abandoned, the copy kept: exit 1, the reason and where the copy is.
+fn kept(copy: &Path, reason: String) -> Failure {
+    Failure::Cli {
+        kind: "edit-refused",
+        message: format!("{reason}\n{}", kept_note(copy)),
+    }
+}
+
+fn kept_note(copy: &Path) -> String {
+    format!(
+        "your edited copy is kept at {} (nothing of it is lost: compare it with the file and edit again)",
+        copy.display()
+    )
+}
+
+fn cannot(what: &str, e: &std::io::Error) -> Failure {
+    Failure::Cli {
+        kind: "edit",
+        message: format!("cannot {what}: {e}"),
+    }
+}

@@ -1,0 +1,126 @@
+//! The commands that write, each able to show the diff it made (`--diff`).
+
+use metis_memory::{CallOptions, Error, MemoryFile, Workspace, WriteResult};
+use serde_json::{Value, json};
+
+use super::{Failure, Output, diff, entries};
+
+/// Runs `write` on `file` and prints its result and, with `want_diff`, the diff it made.
+pub fn write(
+    ws: &Workspace,
+    out: &Output,
+    file: MemoryFile,
+    want_diff: bool,
+    write: impl FnOnce() -> Result<WriteResult, Error>,
+) -> Result<(), Failure> {
+    // A file the store cannot read (not UTF-8) can still be consolidated: then there is
+    // no diff, but the write goes ahead.
+    let before = want_diff.then(|| ws.read(file).ok());
+    let result = write()?;
+    let diff = before.map(|before| changes(ws, &result, before.as_deref()));
+    out.write(ws, &result, diff)?;
+    Ok(())
+}
+
+/// `remove FILE N`: entry N of the version read, removed by a consolidate held to that
+/// version (or to `expect_hash`, the version the person listed), so a concurrent change
+/// makes it refuse instead of removing whatever line is Nth by then.
+pub fn remove(
+    ws: &Workspace,
+    out: &Output,
+    file: MemoryFile,
+    number: u64,
+    expect_hash: Option<String>,
+    want_diff: bool,
+) -> Result<(), Failure> {
+    let text = ws.read(file)?;
+    let read_hash = diff::sha256_hex(text.as_bytes());
+    let listed = entries::entries(&text);
+    let Some(entry) = usize::try_from(number)
+        .ok()
+        .and_then(|n| listed.get(n.wrapping_sub(1)))
+    else {
+        let count = match listed.len() {
+            1 => "1 entry".to_owned(),
+            n => format!("{n} entries"),
+        };
+        return Err(Failure::Cli {
+            kind: "no-such-entry",
+            message: format!(
+                "{} has {count}, so there is no entry {number}; nothing was changed (`metis-memory list {}` numbers them)",
+                file.file_name(),
+                file.file_name()
+            ),
+        });
+    };
+    let kept = entries::without(&text, entry);
+    let expected = expect_hash.unwrap_or(read_hash);
+    let result = ws.consolidate_if_unchanged(file, &kept, &expected)?;
+    let diff = want_diff.then(|| diff::of_write(&result, &text, &kept));
+    if out.json {
+        let mut value = metis_memory::json::write_result_json(&result);
+        value["removed"] =
+            json!({ "number": entry.number, "line": entry.line, "text": entry.text });
+        if let Some(diff) = diff {
+            value["diff"] = diff.into();
+        }
+        out.print_json(value);
+        return Ok(());
+    }
+    if !out.quiet {
+        say!(
+            "removed entry {} (line {}) of {}: {}\n",
+            entry.number,
+            entry.line,
+            file.file_name(),
+            entry.text
+        );
+    }
+    out.write(ws, &result, diff)?;
+    Ok(())
+}
+
+/// `call`: one tool call, printed as JSON with, for `--diff`, the diff it made.
+pub fn call(
+    ws: &Workspace,
+    out: &Output,
+    tool: &str,
+    input: &str,
+    options: &CallOptions,
+    want_diff: bool,
+) -> Result<(), Failure> {
+    // The file a call writes is in its input, which only the component reads: read both.
+    let before = want_diff.then(|| MemoryFile::ALL.map(|file| ws.read(file).ok()));
+    match ws.call_tool_with_options(tool, input, options) {
+        Ok(success) => {
+            let mut extra: Vec<(&str, Value)> = Vec::new();
+            if let Some(before) = before {
+                let file = success.result.file;
+                let before = &before[usize::from(file == MemoryFile::User)];
+                let diff = changes(ws, &success.result, before.as_deref());
+                if diff.is_none() {
+                    out.diff(None);
+                }
+                extra.push(("diff", diff.into()));
+            }
+            out.tool_success(&success, &extra);
+            Ok(())
+        }
+        Err(Error::Tool(refused)) => {
+            let extra: Vec<(&str, Value)> = if want_diff {
+                vec![("diff", "".into())]
+            } else {
+                Vec::new()
+            };
+            out.tool_refusal(&refused, &extra);
+            Err(Failure::Refused)
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The diff of the write `result`, from `before` (`None`: unreadable) and the file now.
+fn changes(ws: &Workspace, result: &WriteResult, before: Option<&str>) -> Option<String> {
+    let after = ws.read(result.file).ok()?;
+    diff::of_write(result, before?, &after)
+}
