@@ -230,3 +230,28 @@ fn the_host_can_turn_the_scan_off() {
     // The store interface itself (a person's edits, through the CLI) is never scanned.
     t.ws.consolidate(MemoryFile::Memory, "a\u{200b}b").unwrap();
 }
+
+// A file full of findings and a call adding many more: the blame pairs them by a sorted
+// table, so the refusal is worded within the call's fuel (pairing each with each ran out
+// of fuel and trapped, losing the reason).
+#[test]
+fn a_refusal_among_thousands_of_findings_is_worded_not_trapped() {
+    let t = TestWorkspace::new();
+    t.put(MemoryFile::Memory, format!("{}\n", "\u{1}".repeat(3000)));
+    let before = t.bytes(MemoryFile::Memory).unwrap();
+    let entry = format!("- note {}", "\u{2}".repeat(1000));
+    let input = json!({"file": "MEMORY.md", "entry": entry}).to_string();
+    match t.ws.call_tool("memory_add", &input) {
+        Err(Error::Tool(refused)) => assert!(
+            refused.message.starts_with(
+                "MEMORY.md write refused by the memory poisoning scan [control-character]: "
+            ) && refused
+                .message
+                .contains("in the text this call adds (line 2 of the result)"),
+            "{}",
+            refused.message
+        ),
+        other => panic!("expected the scan's refusal, got {other:?}"),
+    }
+    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), before);
+}

@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 
 use super::{Candidate, Finding, ScanPolicy, candidates};
 use crate::MemoryFile;
+use crate::sort::sort;
 
 /// Where the text that a refused write matched is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,29 +62,54 @@ impl Blamed {
 }
 
 /// The finding that refuses a write from `before` to `after` that adds `added`, or `None`
-/// when `after` may be stored. Findings of `after` are paired with findings of the same
-/// rule and match in `before`; the first unpaired one by precedence is the write's own
-/// (in `added`, or across the seam if `added` alone does not match). Only when every
-/// finding is paired is the write blamed on what was already in the file.
+/// when `after` may be stored.
+///
+/// A finding of `after` on a line the write left as it was (before the first changed byte
+/// or after the last) is the file's own when `before` has the same rule and match on that
+/// line; every other finding is the write's. The first of the write's by precedence is
+/// reported (in `added`, or across the seam if `added` alone does not match it); only
+/// when the write has none is the refusal blamed on the file. Pairing is by a sorted
+/// table, so a file full of findings costs n log n, not n².
 pub fn blame(before: &str, added: &str, after: &str, policy: ScanPolicy) -> Option<Blamed> {
     let found = candidates(after, policy);
     if found.is_empty() {
         return None;
     }
-    let mut earlier = candidates(before, policy);
-    let mut new: Vec<&Candidate> = Vec::new();
+    let lines = LineMap::new(before, after);
+    let mut held: Vec<(u32, &'static str, String)> = candidates(before, policy)
+        .into_iter()
+        .map(|c| (c.finding.line, c.finding.id, c.finding.detail))
+        .collect();
+    sort(&mut held);
+    // How many of the equal entries starting at each index are paired already: equal
+    // entries are taken in order, so a run of thousands costs one step each.
+    let mut taken = alloc::vec![0usize; held.len()];
+    let mut own: Option<&Candidate> = None;
+    let mut kept: Option<(&Candidate, u32)> = None;
     for candidate in &found {
-        match earlier
-            .iter()
-            .position(|e| same_match(&e.finding, &candidate.finding))
-        {
-            Some(i) => {
-                earlier.swap_remove(i);
+        let f = &candidate.finding;
+        let paired = lines.before_line(f.line).and_then(|line| {
+            let key = (line, f.id, f.detail.as_str());
+            let start = held.partition_point(|(l, id, d)| (*l, *id, d.as_str()) < key);
+            let next = start + *taken.get(start)?;
+            let (l, id, d) = held.get(next)?;
+            ((*l, *id, d.as_str()) == key).then_some((start, line))
+        });
+        match paired {
+            Some((start, line)) => {
+                taken[start] += 1;
+                if kept.is_none_or(|(k, _)| candidate.precedence < k.precedence) {
+                    kept = Some((candidate, line));
+                }
             }
-            None => new.push(candidate),
+            None => {
+                if own.is_none_or(|o| candidate.precedence < o.precedence) {
+                    own = Some(candidate);
+                }
+            }
         }
     }
-    if let Some(own) = new.into_iter().min_by_key(|c| c.precedence) {
+    if let Some(own) = own {
         let line = own.finding.line;
         let in_added = candidates(added, policy)
             .iter()
@@ -98,17 +124,63 @@ pub fn blame(before: &str, added: &str, after: &str, policy: ScanPolicy) -> Opti
             source,
         });
     }
-    let first = found.iter().min_by_key(|c| c.precedence)?;
-    let line = candidates(before, policy)
-        .iter()
-        .filter(|c| same_match(&c.finding, &first.finding))
-        .map(|c| c.finding.line)
-        .min()
-        .unwrap_or(first.finding.line);
+    let (first, line) = kept?;
     Some(Blamed {
         finding: first.finding.clone(),
         source: Source::AlreadyInFile { line },
     })
+}
+
+/// Which lines of `after` a write left as they were in `before`, and where they were:
+/// those wholly before the first byte that differs, and those wholly after the last.
+struct LineMap {
+    /// Lines of `after` up to this one (1-based) are the same lines of `before`.
+    same_until: u32,
+    /// Lines of `after` from this one on are lines of `before`, shifted by `shift`.
+    same_from: u32,
+    shift: i64,
+}
+
+impl LineMap {
+    fn new(before: &str, after: &str) -> LineMap {
+        let (b, a) = (before.as_bytes(), after.as_bytes());
+        let newlines = |bytes: &[u8]| bytes.iter().filter(|&&c| c == b'\n').count();
+        let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+        // The common prefix, cut back to whole lines, so the suffix may claim the rest
+        // of a line the prefix began (`- a` + `\n- b` before `\n- c`).
+        let prefix_lines = newlines(&a[..prefix]);
+        let whole = a[..prefix]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        let room = b.len().min(a.len()) - whole;
+        let suffix = b
+            .iter()
+            .rev()
+            .zip(a.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let start = a.len() - suffix;
+        // The first line of `after` that starts inside the common suffix.
+        let starts_there = start == 0 || a[start - 1] == b'\n';
+        let same_from = newlines(&a[..start]) + if starts_there { 1 } else { 2 };
+        LineMap {
+            same_until: u32::try_from(prefix_lines).unwrap_or(u32::MAX),
+            same_from: u32::try_from(same_from).unwrap_or(u32::MAX),
+            shift: newlines(b) as i64 - newlines(a) as i64,
+        }
+    }
+
+    fn before_line(&self, line: u32) -> Option<u32> {
+        if line <= self.same_until {
+            Some(line)
+        } else if line >= self.same_from {
+            u32::try_from(i64::from(line) + self.shift).ok()
+        } else {
+            None
+        }
+    }
 }
 
 /// The same rule matched the same text (wherever it is).
@@ -162,10 +234,14 @@ mod tests {
             message.contains("`metis-memory audit USER.md`"),
             "{message}"
         );
-        // A consolidate that keeps the line is blamed on the file too.
-        let after = format!("- {IGNORE}\n- new\n");
+        // A consolidate that keeps the line where it was is blamed on the file too; one
+        // that moves it has written it again.
+        let after = format!("{before}- new\n");
         let kept = blamed(&before, &after, &after).unwrap();
         assert_eq!(kept.source, Source::AlreadyInFile { line: 2 });
+        let moved = format!("- {IGNORE}\n- new\n");
+        let written = blamed(&before, &moved, &moved).unwrap();
+        assert_eq!(written.source, Source::Added { line: 1 });
     }
 
     #[test]
@@ -178,6 +254,46 @@ mod tests {
         // A second copy of a phrase already in the file is the write's own too.
         let twice = add(&format!("- {IGNORE}\n"), IGNORE).unwrap();
         assert_eq!(twice.source, Source::Added { line: 2 });
+    }
+
+    /// `old` replaced by `new` in `before`, as `memory_replace` writes it.
+    fn replace(before: &str, old: &str, new: &str) -> Option<Blamed> {
+        blamed(before, new, &before.replacen(old, new, 1))
+    }
+
+    #[test]
+    fn a_replace_is_blamed_by_line_not_by_order() {
+        let flagged = format!("- kept\n- {IGNORE}\n");
+        // The phrase written on line 1; the file's own stays on line 2.
+        let found = replace(&flagged, "kept", IGNORE).unwrap();
+        assert_eq!(found.source, Source::Added { line: 1 });
+        // Rewriting the flagged line with the phrase still in it is the call's doing.
+        let found = replace(
+            &flagged,
+            &format!("- {IGNORE}"),
+            &format!("- please {IGNORE}"),
+        )
+        .unwrap();
+        assert_eq!(found.source, Source::Added { line: 2 });
+        // Lines after the change keep their blame, shifted by the lines it adds.
+        let found = replace(&format!("- a\n- {IGNORE}\n"), "- a", "- a\n- b\n- c").unwrap();
+        assert_eq!(found.source, Source::AlreadyInFile { line: 2 });
+        let found = replace(&format!("- {IGNORE}\n- a\n"), "- a", "- b").unwrap();
+        assert_eq!(found.source, Source::AlreadyInFile { line: 1 });
+    }
+
+    #[test]
+    fn the_line_map_keeps_only_untouched_lines() {
+        let map = LineMap::new("A\nB\nC\n", "A\nX\nY\nC\n");
+        assert_eq!(
+            [1, 2, 3, 4].map(|line| map.before_line(line)),
+            [Some(1), None, None, Some(3)]
+        );
+        let appended = LineMap::new("A\n", "A\nB\n");
+        assert_eq!(
+            [1, 2].map(|line| appended.before_line(line)),
+            [Some(1), None]
+        );
     }
 
     #[test]
