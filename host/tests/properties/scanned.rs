@@ -360,7 +360,8 @@ pub(crate) fn scan_case(
                         hostile_id == id && !occurrences(held_before, strip(hostile)).is_empty()
                     })
                 });
-                if !characters.is_empty() && !(all_held && active.contains(&rule.as_str())) {
+                let blamed_on_the_call = all_held && active.contains(&rule.as_str());
+                if !characters.is_empty() && !blamed_on_the_call {
                     // The characters part comes first by precedence: one of the hidden
                     // characters present must be what it names.
                     prop_assert!(
