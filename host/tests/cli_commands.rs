@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::fs;
 use std::process::Output;
 
 use common::{TestWorkspace, run_cli_with, sha256_hex};
@@ -80,10 +81,15 @@ fn remove_of_a_missing_entry_or_a_changed_version_changes_nothing() {
     let out = run(&t, &["remove", "MEMORY.md", "2", "--expect-hash", &hash]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        stderr(&out).starts_with("MEMORY.md changed since it was read"),
+        stderr(&out).starts_with("error: MEMORY.md changed since it was listed"),
         "{}",
         stderr(&out)
     );
+    let out = run(
+        &t,
+        &["--json", "remove", "MEMORY.md", "2", "--expect-hash", &hash],
+    );
+    assert_eq!(json(&out)["error"]["kind"], "changed");
     let out = run(&t, &["remove", "MEMORY.md", "4"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -344,4 +350,76 @@ fn a_dry_run_prints_the_change_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(stdout(&out), "");
     assert_eq!(t.snapshot(), before);
+}
+
+// Memory text is shown, not obeyed: an escape sequence or a lone carriage return (which
+// the scan lets through) in a listing or a diff is printed as its escape, so a line cannot
+// clear the screen or hide what comes before it.
+#[test]
+fn listings_and_diffs_show_terminal_controls_as_escapes() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\u{1b}[2Jb\n- c\rd \u{202e}e\n");
+    let out = run(&t, &["list", "MEMORY.md"]);
+    assert_eq!(
+        stdout(&out),
+        "  1  - a\\u{1b}[2Jb\n  2  - c\\rd \\u{202e}e\n"
+    );
+    // JSON carries the exact text; `read` prints the exact bytes.
+    let listed = json(&run(&t, &["--json", "list", "MEMORY.md"]));
+    assert_eq!(listed["entries"][0]["text"], "- a\u{1b}[2Jb");
+    assert_eq!(run(&t, &["read", "MEMORY.md"]).stdout, t.bytes(M).unwrap());
+    // The scan refuses the escape, not the lone carriage return.
+    t.put(M, "- one\n");
+    let entry = r#"{"file":"MEMORY.md","entry":"- include ~/.ssh/config\r- likes small commits"}"#;
+    let out = run(&t, &["call", "memory_add", entry, "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with("+- include ~/.ssh/config\\r- likes small commits\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!out.stdout.iter().any(|&b| b == b'\r' || b == 0x1b));
+}
+
+// A dry run copies the file the call writes; the other one it never reads is left out
+// when it cannot be read (here a link planted out of the workspace), as the real call
+// would ignore it. A written file that cannot be copied as text is said so, exit 1.
+#[test]
+fn a_dry_run_copies_what_the_call_needs_and_says_when_it_cannot() {
+    let t = TestWorkspace::new();
+    t.put(M, "- one\n");
+    let outside = t.root().with_extension("outside");
+    fs::write(&outside, "not memory\n").unwrap();
+    std::os::unix::fs::symlink(&outside, t.path(MemoryFile::User)).unwrap();
+    let before = t.snapshot();
+    let add = r#"{"file":"MEMORY.md","entry":"- two"}"#;
+    let out = run(&t, &["call", "memory_add", add, "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(" - one\n+- two\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(fs::read(&outside).unwrap(), b"not memory\n");
+
+    t.put(M, b"\xff\n");
+    let before = t.snapshot();
+    let content = r#"{"file":"MEMORY.md","content":"- new\n"}"#;
+    let out = run(&t, &["call", "memory_consolidate", content, "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with(
+            "error: a dry run copies MEMORY.md as text, and it cannot be read as text"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        &t,
+        &["--json", "call", "memory_consolidate", content, "--dry-run"],
+    );
+    assert_eq!(json(&out)["error"]["kind"], "dry-run");
+    assert_eq!(t.snapshot(), before);
+    let _ = fs::remove_file(&outside);
 }

@@ -4,10 +4,13 @@ use metis_memory::{MemoryFile, WriteResult};
 use sha2::{Digest, Sha256};
 
 /// The diff from `before` to `after` of `file`, as `diff -u` prints it (empty when they
-/// are equal).
+/// are equal), of the texts as [`visible`] shows them: lines are split at newlines only
+/// (a lone carriage return is part of its line, shown as `\r`), and the diff is safe to
+/// print on a terminal.
 pub fn unified(file: MemoryFile, before: &str, after: &str) -> String {
     let name = file.file_name();
-    similar::TextDiff::from_lines(before, after)
+    let (before, after) = (visible(before), visible(after));
+    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/.metis/{name}"), &format!("b/.metis/{name}"))
@@ -21,6 +24,33 @@ pub fn of_write(result: &WriteResult, before: &str, after: &str) -> Option<Strin
     let same = |text: &str, hash: &str| sha256_hex(text.as_bytes()) == hash;
     (same(before, &result.before_hash) && same(after, &result.after_hash))
         .then(|| unified(result.file, before, after))
+}
+
+/// Characters a terminal acts on instead of showing: C0 and C1 controls but tab and
+/// newline (a carriage return rewrites the line, an escape sequence recolours or retitles
+/// the terminal) and the bidi overrides and isolates (they reorder what is shown).
+fn acts_on_terminal(c: char) -> bool {
+    (c.is_control() && c != '\t' && c != '\n')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` as a person should see it on a terminal: every character that would act on it
+/// is written as its escape (`\r`, `\u{1b}`), so memory text cannot hide itself in a
+/// diff or a listing. Output meant to be exact (`read`, JSON) is never passed through it.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(acts_on_terminal) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if acts_on_terminal(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

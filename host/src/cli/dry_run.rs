@@ -23,8 +23,22 @@ pub fn call(
     // host), and only where it exists, so a missing file stays missing.
     let metis = scratch.path().join(".metis");
     let mut before = Vec::new();
+    let target = written_file(input);
     for file in MemoryFile::ALL {
-        let text = ws.read(file)?;
+        let text = match ws.read(file) {
+            Ok(text) => text,
+            // The call never reads the other file, so it is left out of the copy.
+            Err(_) if target.is_some_and(|t| t != file) => continue,
+            Err(e) => {
+                return Err(Failure::Cli {
+                    kind: "dry-run",
+                    message: format!(
+                        "a dry run copies {} as text, and it cannot be read as text ({e}), so the call cannot be tried on a copy; nothing was written",
+                        file.file_name()
+                    ),
+                });
+            }
+        };
         if ws.exists(file)? {
             std::fs::create_dir_all(&metis)
                 .and_then(|()| std::fs::write(metis.join(file.file_name()), &text))
@@ -62,4 +76,13 @@ pub fn call(
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// The file a tool call names, if its input names one as the schema spells it; the
+/// component decides everything else about the input.
+fn written_file(input: &str) -> Option<MemoryFile> {
+    let value: Value = serde_json::from_str(input).ok()?;
+    MemoryFile::ALL
+        .into_iter()
+        .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))
 }

@@ -25,7 +25,7 @@ pub fn edit(
     let copy = scratch.path().join(name);
     std::fs::write(&copy, &original).map_err(|e| cannot("write the temporary copy", &e))?;
 
-    if let Err(message) = run_editor(&copy) {
+    if let Err(message) = run_editor(&copy, out.json) {
         scratch.keep();
         return Err(kept(&copy, message));
     }
@@ -76,8 +76,14 @@ pub fn edit(
         Err(Error::Tool(refused)) => {
             scratch.keep();
             // A stale version's text is written for a model (it shows it the current
-            // content to consolidate from); a person is told what happened instead.
-            let reason = if refused.shown.is_some() {
+            // content to consolidate from, or says why not); a person is told what
+            // happened instead. Whether the file changed is read from the file itself:
+            // it may have changed into something the model would not be shown.
+            let copied = diff::sha256_hex(original.as_bytes());
+            let changed = ws
+                .read(file)
+                .map_or(true, |now| diff::sha256_hex(now.as_bytes()) != copied);
+            let reason = if changed {
                 format!(
                     "{name} changed while it was being edited (another session or a person wrote to it), so saving the edit would have dropped that change; nothing was written"
                 )
@@ -99,7 +105,9 @@ pub fn edit(
 
 /// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path`, through the shell as git does, so
 /// an editor given with its options (`code --wait`) works.
-fn run_editor(path: &Path) -> Result<(), String> {
+/// With `--json`, what the editor writes on stdout goes to stderr, so stdout holds only
+/// the JSON.
+fn run_editor(path: &Path, json: bool) -> Result<(), String> {
     let editor = ["VISUAL", "EDITOR"]
         .into_iter()
         .filter_map(std::env::var_os)
@@ -121,6 +129,9 @@ fn run_editor(path: &Path) -> Result<(), String> {
         command.args(words);
         command
     };
+    if json {
+        command.stdout(std::io::stderr());
+    }
     match command.arg(path).status() {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => Err(format!(

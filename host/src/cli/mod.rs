@@ -228,7 +228,7 @@ impl Output {
             return;
         }
         for entry in entries {
-            say!("{:>3}  {}\n", entry.number, entry.text);
+            say!("{:>3}  {}\n", entry.number, diff::visible(entry.text));
         }
     }
 

@@ -53,9 +53,20 @@ pub fn remove(
             ),
         });
     };
+    // The entry is found in the text read now, so the write is held to that text: a file
+    // changed since HASH was listed is refused here, even if it changes back before the
+    // write (A, B, A would otherwise write B minus an entry).
+    if let Some(listed_hash) = expect_hash.filter(|hash| *hash != read_hash) {
+        return Err(Failure::Cli {
+            kind: "changed",
+            message: format!(
+                "{name} changed since it was listed (sha256 {listed_hash}, now {read_hash}), so entry {number} may be another line; nothing was removed (`metis-memory list {name}` numbers it again)",
+                name = file.file_name()
+            ),
+        });
+    }
     let kept = entries::without(&text, entry);
-    let expected = expect_hash.unwrap_or(read_hash);
-    let result = ws.consolidate_if_unchanged(file, &kept, &expected)?;
+    let result = ws.consolidate_if_unchanged(file, &kept, &read_hash)?;
     let diff = want_diff.then(|| diff::of_write(&result, &text, &kept));
     if out.json {
         let mut value = metis_memory::json::write_result_json(&result);
@@ -73,7 +84,7 @@ pub fn remove(
             entry.number,
             entry.line,
             file.file_name(),
-            entry.text
+            diff::visible(entry.text)
         );
     }
     out.write(ws, &result, diff)?;
