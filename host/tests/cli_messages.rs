@@ -285,3 +285,37 @@ fn status_json_always_has_sha256_and_error_one_of_them_null() {
     let keys = |file: &serde_json::Map<String, Value>| file.keys().cloned().collect::<Vec<_>>();
     assert_eq!(keys(memory), keys(user));
 }
+
+// Reading stdin from a terminal says so, instead of waiting without a word. The terminal
+// is a real pseudo-terminal (util-linux `script`), fed a line and Ctrl-D.
+#[test]
+fn reading_stdin_from_a_terminal_says_so() {
+    let t = TestWorkspace::new();
+    let command = format!(
+        "'{}' -w '{}' add MEMORY.md",
+        env!("CARGO_BIN_EXE_metis-memory"),
+        t.root().display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs the CLI on a pseudo-terminal");
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"- typed at a terminal\n\x04").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("reading ENTRY from standard input; end it with Ctrl-D"),
+        "{shown}"
+    );
+    assert_eq!(
+        t.bytes(MemoryFile::Memory).unwrap(),
+        b"- typed at a terminal\n"
+    );
+}

@@ -383,3 +383,21 @@ fn trap_message(detail: &str) -> String {
         "the memory component stopped before it finished this call ({cause}): it ran out of memory or fuel, or hit a bug. Nothing was written unless it stopped in a write's last steps: `metis-memory status` shows the files as they are"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    /// A trap as wasmtime reports it: the backtrace's last line names the cause.
+    #[test]
+    fn a_trap_is_told_by_its_cause_not_its_backtrace() {
+        let detail = "error while executing at wasm backtrace:\n    0:   0x43c0 - <unknown>!<wasm function 36>\n    2:  0x1a883 - <unknown>!<wasm function 172>: wasm trap: all fuel consumed by WebAssembly";
+        let message = super::trap_message(detail);
+        assert!(
+            message.starts_with(
+                "the memory component stopped before it finished this call (all fuel consumed by WebAssembly): "
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("0x43c0"), "{message}");
+        assert!(message.ends_with("`metis-memory status` shows the files as they are"));
+    }
+}
