@@ -325,6 +325,52 @@ fn without_a_metis_the_repository_root_is_the_workspace_and_nothing_above_it_is(
     assert_eq!(status["workspace_from"], "repository-root", "{status}");
 }
 
+// The walk up stops at the filesystem the current directory is on: a `.metis` above a
+// mount point belongs to another filesystem's project. The mount is a tmpfs in a mount
+// namespace of its own (`unshare -m`), so nothing outside the test sees it.
+#[test]
+fn the_search_for_a_metis_stops_at_the_filesystem_boundary() {
+    if !Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: this machine gives no mount namespace (`unshare -m`)");
+        return;
+    }
+    let t = TestWorkspace::new();
+    t.put(M, "- above the mount\n");
+    let mount = t.root().join("mnt");
+    fs::create_dir(&mount).unwrap();
+    let script = format!(
+        "mount -t tmpfs none '{mnt}' && mkdir '{mnt}/deep' && cd '{mnt}/deep' && '{bin}' --json status",
+        mnt = mount.display(),
+        bin = env!("CARGO_BIN_EXE_metis-memory")
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env_remove("METIS_WORKSPACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let status = json(&out);
+    assert_eq!(
+        status["workspace"],
+        mount.join("deep").display().to_string(),
+        "{status}"
+    );
+    assert_eq!(status["workspace_from"], "current-directory", "{status}");
+    // Without the mount, the same walk finds the `.metis` above.
+    let deep = mount.join("deep");
+    fs::create_dir(&deep).unwrap();
+    let status = json(&run_in(&deep, None, &["--json", "status"]));
+    assert_eq!(
+        status["workspace"],
+        t.root().display().to_string(),
+        "{status}"
+    );
+}
+
 #[test]
 fn metis_workspace_names_the_workspace_and_the_flag_wins() {
     let t = TestWorkspace::new();
