@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
+use common::{EMPTY_SHA256, TestWorkspace, json, run_cli, sha256_hex, stderr, stdout};
 use metis_memory::MemoryFile;
 use serde_json::Value;
 
@@ -20,19 +20,6 @@ fn run(t: &TestWorkspace, args: &[&str]) -> Output {
 
 fn run_with_stdin(t: &TestWorkspace, args: &[&str], stdin: &str) -> Output {
     run_cli(t, args, stdin)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
 }
 
 #[test]

@@ -8,19 +8,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::{TestWorkspace, run_cli_with};
+use common::{TestWorkspace, run_cli_with, stderr, stdout};
 use metis_memory::MemoryFile;
 use serde_json::Value;
 
 const M: MemoryFile = MemoryFile::Memory;
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
 
 /// An editor: a script running `body` with the file to edit as `$1`, kept outside the
 /// workspace so it is not part of the workspace's snapshot.

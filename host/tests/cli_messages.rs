@@ -7,7 +7,7 @@ mod common;
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
-use common::{TestWorkspace, run_cli_with, sha256_hex};
+use common::{TestWorkspace, json, run_cli_with, sha256_hex, stderr, stdout};
 use metis_memory::MemoryFile;
 use serde_json::Value;
 
@@ -16,19 +16,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 
 fn run(t: &TestWorkspace, args: &[&str]) -> Output {
     run_cli_with(t, args, &[], Vec::new())
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
 }
 
 #[test]

@@ -205,3 +205,19 @@ pub fn run_cli_with(
     feeder.join().unwrap();
     out
 }
+
+/// A CLI run's stdout as text.
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A CLI run's stderr as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// A CLI run's stdout as JSON, or a failure that shows what it was instead.
+pub fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
