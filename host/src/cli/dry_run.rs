@@ -6,6 +6,7 @@ use metis_memory::{CallOptions, Error, MemoryFile, Workspace};
 use serde_json::Value;
 
 use super::scratch::Scratch;
+use super::writes::written_file;
 use super::{Failure, Output, diff};
 
 pub fn call(
@@ -76,13 +77,4 @@ pub fn call(
         }
         Err(other) => Err(other.into()),
     }
-}
-
-/// The file a tool call names, if its input names one as the schema spells it; the
-/// component decides everything else about the input.
-fn written_file(input: &str) -> Option<MemoryFile> {
-    let value: Value = serde_json::from_str(input).ok()?;
-    MemoryFile::ALL
-        .into_iter()
-        .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))
 }

@@ -59,11 +59,12 @@ pub fn edit(
     }
 
     let call = json!({ "file": name, "content": edited }).to_string();
+    let copied = diff::sha256_hex(original.as_bytes());
     let options = CallOptions {
         scan: ScanPolicy::default(),
         seen: vec![FileVersion {
             file,
-            sha256: diff::sha256_hex(original.as_bytes()),
+            sha256: copied.clone(),
         }],
         withheld: Vec::new(),
     };
@@ -79,7 +80,6 @@ pub fn edit(
             // content to consolidate from, or says why not); a person is told what
             // happened instead. Whether the file changed is read from the file itself:
             // it may have changed into something the model would not be shown.
-            let copied = diff::sha256_hex(original.as_bytes());
             let changed = ws
                 .read(file)
                 .map_or(true, |now| diff::sha256_hex(now.as_bytes()) != copied);

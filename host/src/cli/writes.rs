@@ -23,8 +23,9 @@ pub fn write(
 }
 
 /// `remove FILE N`: entry N of the version read, removed by a consolidate held to that
-/// version (or to `expect_hash`, the version the person listed), so a concurrent change
-/// makes it refuse instead of removing whatever line is Nth by then.
+/// version, so a concurrent change makes it refuse instead of removing whatever line is
+/// Nth by then; with `expect_hash` (the version the person listed), a file that is no
+/// longer that version is refused before anything is written.
 pub fn remove(
     ws: &Workspace,
     out: &Output,
@@ -100,14 +101,12 @@ pub fn call(
     options: &CallOptions,
     want_diff: bool,
 ) -> Result<(), Failure> {
-    // The file a call writes is in its input, which only the component reads: read both.
-    let before = want_diff.then(|| MemoryFile::ALL.map(|file| ws.read(file).ok()));
+    // Only the file the input names is read; if it names none, the call is refused.
+    let before = want_diff.then(|| written_file(input).and_then(|file| ws.read(file).ok()));
     match ws.call_tool_with_options(tool, input, options) {
         Ok(success) => {
             let mut extra: Vec<(&str, Value)> = Vec::new();
             if let Some(before) = before {
-                let file = success.result.file;
-                let before = &before[usize::from(file == MemoryFile::User)];
                 let diff = changes(ws, &success.result, before.as_deref());
                 if diff.is_none() {
                     out.diff(None);
@@ -134,4 +133,13 @@ pub fn call(
 fn changes(ws: &Workspace, result: &WriteResult, before: Option<&str>) -> Option<String> {
     let after = ws.read(result.file).ok()?;
     diff::of_write(result, before?, &after)
+}
+
+/// The file a tool call names, if its input names one as the schema spells it; the
+/// component decides everything else about the input.
+pub fn written_file(input: &str) -> Option<MemoryFile> {
+    let value: Value = serde_json::from_str(input).ok()?;
+    MemoryFile::ALL
+        .into_iter()
+        .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))
 }
