@@ -18,6 +18,7 @@ mod file;
 pub mod lock;
 mod prompt;
 pub mod scan;
+pub mod session;
 mod sort;
 mod text;
 pub mod tool_call;

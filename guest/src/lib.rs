@@ -8,6 +8,7 @@ extern crate alloc;
 mod fs;
 mod lock;
 mod no_std;
+mod session;
 mod tools;
 
 use alloc::string::{String, ToString};
@@ -21,7 +22,9 @@ wit_bindgen::generate!({
     world: "memory",
 });
 
-use exports::metis::memory::store::{AuditPolicy, ComposedPrompt, Guest, PromptSource};
+use exports::metis::memory::store::{
+    AuditPolicy, ComposedPrompt, Guest, PromptSource, SessionPrompt,
+};
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
     StoreError, TooLargeInfo, WriteResult,
@@ -102,27 +105,18 @@ impl Guest for Component {
         base: String,
         audit: AuditPolicy,
     ) -> Result<ComposedPrompt, StoreError> {
-        let dir = MetisDir::open();
-        let policy = match audit {
-            AuditPolicy::Off => core::audit::AuditPolicy::Off,
-            AuditPolicy::Report => core::audit::AuditPolicy::Report,
-            AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
-            AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
-        };
-        let composed = core::compose_system_prompt(&base, |file| dir.read(file), policy)?;
-        Ok(ComposedPrompt {
-            text: composed.text,
-            sources: composed
-                .sources
-                .into_iter()
-                .map(|source| PromptSource {
-                    file: source.file.into(),
-                    sha256: source.sha256,
-                    size_bytes: source.size_bytes,
-                    included: source.included,
-                    findings: findings(source.findings),
-                })
-                .collect(),
+        Ok(composed_prompt(compose(&base, audit)?))
+    }
+
+    fn compose_session_prompt(
+        base: String,
+        audit: AuditPolicy,
+    ) -> Result<SessionPrompt, StoreError> {
+        let composed = compose(&base, audit)?;
+        let session = core::session::Session::from_prompt(&composed.sources);
+        Ok(SessionPrompt {
+            prompt: composed_prompt(composed),
+            session: session.into(),
         })
     }
 
@@ -133,6 +127,34 @@ impl Guest for Component {
 
     fn describe_error(file: MemoryFile, error: StoreError) -> String {
         to_core_error(file.into(), error).to_string()
+    }
+}
+
+fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core::StoreError> {
+    let dir = MetisDir::open();
+    let policy = match audit {
+        AuditPolicy::Off => core::audit::AuditPolicy::Off,
+        AuditPolicy::Report => core::audit::AuditPolicy::Report,
+        AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
+        AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
+    };
+    core::compose_system_prompt(base, |file| dir.read(file), policy)
+}
+
+fn composed_prompt(composed: core::ComposedPrompt) -> ComposedPrompt {
+    ComposedPrompt {
+        text: composed.text,
+        sources: composed
+            .sources
+            .into_iter()
+            .map(|source| PromptSource {
+                file: source.file.into(),
+                sha256: source.sha256,
+                size_bytes: source.size_bytes,
+                included: source.included,
+                findings: findings(source.findings),
+            })
+            .collect(),
     }
 }
 

@@ -7,9 +7,10 @@ use metis_memory_core as core;
 use metis_memory_core::tool_call::{CallOptions as CoreCallOptions, ToolRefusal};
 
 use crate::exports::metis::memory::tools::{
-    CallOptions, EvictionTrigger, FileVersion, Guest, MemoryEvent, MemoryEviction, MemoryUpdated,
-    Operation, ScanPolicy, ToolDefinition, ToolError, ToolSuccess,
+    CallOptions, EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
+    ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
 };
+use crate::metis::memory::types::{FileVersion, Session};
 use crate::{Component, write_file};
 
 impl Guest for Component {
@@ -56,6 +57,27 @@ impl Guest for Component {
         };
         run(&name, input, &options)
     }
+
+    fn call_in_session(
+        name: String,
+        input: String,
+        scan: ScanPolicy,
+        session: Session,
+    ) -> SessionOutcome {
+        let mut session = core::session::Session::from(session);
+        let outcome = run_core(&name, input, &session.options(scan_policy(scan)));
+        session.observe(&outcome);
+        SessionOutcome {
+            outcome: outcome.map(success).map_err(tool_error),
+            session: session.into(),
+        }
+    }
+
+    fn next_response(session: Session) -> Session {
+        let mut session = core::session::Session::from(session);
+        session.next_response();
+        session.into()
+    }
 }
 
 fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
@@ -66,23 +88,39 @@ fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
 }
 
 fn run(name: &str, input: String, options: &CoreCallOptions) -> Result<ToolSuccess, ToolError> {
-    let done = core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
+    run_core(name, input, options)
+        .map(success)
+        .map_err(tool_error)
+}
+
+fn run_core(
+    name: &str,
+    input: String,
+    options: &CoreCallOptions,
+) -> Result<core::tool_call::ToolSuccess, ToolRefusal> {
+    core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
         write_file(file, edit, vet)
     })
-    .map_err(|refusal: ToolRefusal| ToolError {
+}
+
+fn tool_error(refusal: ToolRefusal) -> ToolError {
+    ToolError {
         message: refusal.message,
         is_user_visible: true,
         shown: refusal.shown.map(|(file, sha256)| FileVersion {
             file: file.into(),
             sha256,
         }),
-    })?;
-    Ok(ToolSuccess {
+    }
+}
+
+fn success(done: core::tool_call::ToolSuccess) -> ToolSuccess {
+    ToolSuccess {
         text: done.text,
         operation: done.operation.into(),
         events: done.events.into_iter().map(MemoryEvent::from).collect(),
         result: done.result.into(),
-    })
+    }
 }
 
 impl From<core::Operation> for Operation {

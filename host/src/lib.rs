@@ -21,7 +21,7 @@ pub mod faults;
 pub mod json;
 mod opened;
 mod runtime;
-mod seen;
+mod session;
 mod workspace;
 
 /// Types generated from `wit/`: the WIT is the API reference.
@@ -33,19 +33,23 @@ pub mod bindings {
     });
 }
 
-pub use bindings::exports::metis::memory::store::{AuditPolicy, ComposedPrompt, PromptSource};
-pub use bindings::exports::metis::memory::tools::{
-    CallOptions, EvictionTrigger, FileVersion, MemoryEvent, MemoryEviction, MemoryUpdated,
-    Operation, ScanPolicy, ToolDefinition, ToolError, ToolSuccess,
+pub use bindings::exports::metis::memory::store::{
+    AuditPolicy, ComposedPrompt, PromptSource, SessionPrompt,
 };
+pub use bindings::exports::metis::memory::tools::{
+    CallOptions, EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
+    ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
+};
+/// The WIT `session` record: what a [`Session`]'s model has seen, as the component keeps it.
+pub use bindings::metis::memory::types::Session as SessionState;
 pub use bindings::metis::memory::types::{
-    AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    StoreError, TooLargeInfo, WriteResult,
+    AuditFinding, ChangedInfo, FileVersion, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info,
+    MemoryFile, StoreError, TooLargeInfo, WriteResult,
 };
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
 pub use runtime::{COMPONENT_SHA256, COMPONENT_WASM, Limits, component_source};
-pub use seen::Seen;
+pub use session::Session;
 pub use workspace::Workspace;
 
 impl StoreError {
@@ -148,6 +152,13 @@ impl MemoryFile {
         match self {
             MemoryFile::Memory => metis_memory_core::MemoryFile::Memory,
             MemoryFile::User => metis_memory_core::MemoryFile::User,
+        }
+    }
+
+    pub(crate) fn from_core(file: metis_memory_core::MemoryFile) -> MemoryFile {
+        match file {
+            metis_memory_core::MemoryFile::Memory => MemoryFile::Memory,
+            metis_memory_core::MemoryFile::User => MemoryFile::User,
         }
     }
 

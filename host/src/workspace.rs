@@ -10,7 +10,8 @@ use crate::bindings::exports::metis::memory::store::Guest;
 use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Error, Limits, MemoryFile, ScanPolicy,
-    StoreError, ToolDefinition, ToolSuccess, WriteResult,
+    SessionOutcome, SessionPrompt, SessionState, StoreError, ToolDefinition, ToolSuccess,
+    WriteResult,
 };
 use metis_memory_core as core;
 
@@ -197,6 +198,23 @@ impl Workspace {
         })
     }
 
+    /// [`compose_system_prompt`](Self::compose_system_prompt), and the session of the
+    /// model it is shown to (see [`Session`](crate::Session), which keeps it for you).
+    pub fn compose_session_prompt(
+        &self,
+        base: &str,
+        audit: AuditPolicy,
+    ) -> Result<SessionPrompt, Error> {
+        self.call(Access::Read, MemoryFile::Memory, |api, store| {
+            api.call_compose_session_prompt(store, base, audit)
+        })
+    }
+
+    /// A conversation with this workspace's memory that holds the model to what it saw.
+    pub fn session(&self) -> crate::Session {
+        crate::Session::new(self.clone())
+    }
+
     /// The memory audit of `file` as it is on disk: every rule of the poisoning scan
     /// that matches, one finding per rule and line.
     pub fn audit(&self, file: MemoryFile) -> Result<Vec<AuditFinding>, Error> {
@@ -234,7 +252,7 @@ impl Workspace {
     }
 
     /// [`call_tool`](Self::call_tool) with the scan and the versions the model has seen
-    /// set by `options` (see [`Seen`](crate::Seen)): a `memory_consolidate` of a file the
+    /// set by `options` (a [`Session`](crate::Session) sets them for you): a `memory_consolidate` of a file the
     /// model saw in another version is refused, showing it the current content.
     pub fn call_tool_with_options(
         &self,
@@ -247,6 +265,23 @@ impl Workspace {
             Ok(tools
                 .call_call_with_options(store, name, input, options)?
                 .map_err(Error::Tool))
+        })
+    }
+
+    /// One tool call held to what `session`'s model has seen: the outcome, and the
+    /// session the next call takes (see [`Session`](crate::Session), which keeps it).
+    pub fn call_in_session(
+        &self,
+        name: &str,
+        input: &str,
+        scan: ScanPolicy,
+        session: &SessionState,
+    ) -> Result<SessionOutcome, Error> {
+        self.run(Access::Write, |store, memory| {
+            let tools = memory.metis_memory_tools();
+            Ok(Ok(
+                tools.call_call_in_session(store, name, input, scan, session)?
+            ))
         })
     }
 

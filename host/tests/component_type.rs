@@ -31,7 +31,7 @@ fn exports_store_and_tools_by_their_wit_names() {
     let names: Vec<&str> = exports.iter().map(|(name, _)| *name).collect();
     assert_eq!(
         names,
-        ["metis:memory/store@0.2.0", "metis:memory/tools@0.2.0"]
+        ["metis:memory/store@0.3.0", "metis:memory/tools@0.3.0"]
     );
     assert_eq!(
         instance_items(&engine, &exports[1].1.ty),
@@ -115,7 +115,7 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
 
 /// One line per imported interface: its versioned name, then the names it must provide.
 const REVIEWED_IMPORTS: &str = "
-metis:memory/types@0.2.0: audit-finding changed-info flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file store-error too-large-info write-result
+metis:memory/types@0.3.0: audit-finding changed-info flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file store-error too-large-info write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
 wasi:clocks/wall-clock@0.2.12: datetime now

@@ -6,7 +6,7 @@ mod common;
 use std::process::Output;
 
 use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
-use metis_memory::{AuditPolicy, Error, MemoryFile, ScanPolicy, Seen, StoreError};
+use metis_memory::{AuditPolicy, Error, MemoryFile, Session, StoreError};
 use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
@@ -57,12 +57,10 @@ fn without_seen_versions_a_stale_consolidate_drops_another_writers_entry() {
 fn with_seen_versions_another_writers_entry_survives() {
     let t = TestWorkspace::new();
     t.put(M, "- builds with cargo\n");
-    let prompt =
-        t.ws.compose_system_prompt("You help.", AuditPolicy::Off)
-            .unwrap();
-    let mut seen = Seen::from_prompt(&prompt);
+    let mut session = t.ws.session().with_audit(AuditPolicy::Off);
+    session.system_prompt("You help.").unwrap();
     assert_eq!(
-        seen.versions()[1].sha256,
+        session.state().seen[1].sha256,
         sha256_hex(b"- builds with cargo\n")
     );
 
@@ -77,11 +75,9 @@ fn with_seen_versions_another_writers_entry_survives() {
 
     // The model consolidates from what its prompt showed: refused, nothing written, and
     // told what is there now.
-    let options = seen.options(ScanPolicy::default());
-    let outcome = t.ws.call_tool_with_options(
+    let outcome = session.call_tool(
         "memory_consolidate",
         &consolidate("- builds with `cargo build`\n"),
-        &options,
     );
     let Err(Error::Tool(refusal)) = &outcome else {
         panic!("expected a refusal, got {outcome:?}")
@@ -95,70 +91,57 @@ fn with_seen_versions_another_writers_entry_survives() {
     assert_eq!(shown_content(&refusal.message), text(&with_entry));
     assert_eq!(t.bytes(M).unwrap(), with_entry);
     // Taken in once the model has read it: not by other calls of the same response.
-    seen.observe(&outcome);
     assert_eq!(
-        seen.versions()[1].sha256,
+        session.state().seen[1].sha256,
         sha256_hex(b"- builds with cargo\n")
     );
-    let same_response = t.ws.call_tool_with_options(
+    let same_response = session.call_tool(
         "memory_consolidate",
         &consolidate("- builds with cargo, written before the refusal\n"),
-        &seen.options(ScanPolicy::default()),
     );
     assert!(matches!(same_response, Err(Error::Tool(_))));
-    seen.next_response();
-    assert_eq!(seen.versions()[1].sha256, sha256_hex(&with_entry));
+    session.next_response();
+    assert_eq!(session.state().seen[1].sha256, sha256_hex(&with_entry));
 
     // Its next attempt, built on what it was shown, is made and keeps the entry.
     let retry = format!(
         "- builds with `cargo build`\n{}",
         &shown_content(&refusal.message)[20..]
     );
-    let outcome = t.ws.call_tool_with_options(
-        "memory_consolidate",
-        &consolidate(&retry),
-        &seen.options(ScanPolicy::default()),
-    );
+    let outcome = session.call_tool("memory_consolidate", &consolidate(&retry));
     assert!(outcome.is_ok(), "{outcome:?}");
-    seen.observe(&outcome);
     assert_eq!(
         t.bytes(M).unwrap(),
         b"- builds with `cargo build`\n- CI needs the nightly toolchain\n"
     );
-    assert_eq!(seen.versions()[1].sha256, sha256_hex(&t.bytes(M).unwrap()));
+    assert_eq!(
+        session.state().seen[1].sha256,
+        sha256_hex(&t.bytes(M).unwrap())
+    );
 }
 
 #[test]
 fn the_models_own_writes_advance_what_it_has_seen_and_others_do_not() {
     let t = TestWorkspace::new();
-    let mut seen = Seen::from_prompt(&t.ws.compose_system_prompt("", AuditPolicy::Off).unwrap());
-    assert_eq!(seen.versions()[1].sha256, EMPTY_SHA256);
+    let mut session = t.ws.session().with_audit(AuditPolicy::Off);
+    session.system_prompt("").unwrap();
+    assert_eq!(session.state().seen[1].sha256, EMPTY_SHA256);
     let add = |entry: &str| json!({ "file": "MEMORY.md", "entry": entry }).to_string();
-    let options = |seen: &Seen| seen.options(ScanPolicy::default());
 
     // Its own add on the version it saw: it knows the result, so a consolidate is allowed.
-    let outcome =
-        t.ws.call_tool_with_options("memory_add", &add("- one"), &options(&seen));
-    seen.observe(&outcome);
-    assert_eq!(seen.versions()[1].sha256, sha256_hex(b"- one\n"));
-    let outcome =
-        t.ws.call_tool_with_options("memory_consolidate", &consolidate("- 1\n"), &options(&seen));
+    let outcome = session.call_tool("memory_add", &add("- one"));
     assert!(outcome.is_ok(), "{outcome:?}");
-    seen.observe(&outcome);
+    assert_eq!(session.state().seen[1].sha256, sha256_hex(b"- one\n"));
+    let outcome = session.call_tool("memory_consolidate", &consolidate("- 1\n"));
+    assert!(outcome.is_ok(), "{outcome:?}");
 
     // Someone else adds; the model's add lands on top of a version it has not seen, so
     // it stays behind, and its next consolidate is refused.
     t.ws.add_entry(M, "- from a person").unwrap();
-    let outcome =
-        t.ws.call_tool_with_options("memory_add", &add("- two"), &options(&seen));
+    let outcome = session.call_tool("memory_add", &add("- two"));
     assert!(outcome.is_ok());
-    seen.observe(&outcome);
-    assert_eq!(seen.versions()[1].sha256, sha256_hex(b"- 1\n"));
-    let outcome = t.ws.call_tool_with_options(
-        "memory_consolidate",
-        &consolidate("- 1, 2\n"),
-        &options(&seen),
-    );
+    assert_eq!(session.state().seen[1].sha256, sha256_hex(b"- 1\n"));
+    let outcome = session.call_tool("memory_consolidate", &consolidate("- 1, 2\n"));
     assert!(
         matches!(&outcome, Err(Error::Tool(r)) if r.shown.is_some()),
         "{outcome:?}"
@@ -170,7 +153,7 @@ fn the_models_own_writes_advance_what_it_has_seen_and_others_do_not() {
 struct Agent {
     name: &'static str,
     round: usize,
-    seen: Seen,
+    session: Session,
     /// The memory lines the model knows: its prompt's, its own, what it was shown.
     known: Vec<String>,
     /// The step it takes next.
@@ -195,7 +178,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
         .map(|name| Agent {
             name,
             round: 0,
-            seen: Seen::default(),
+            session: t.ws.session().with_audit(AuditPolicy::Off),
             known: Vec::new(),
             next: Step::Compose,
         })
@@ -210,15 +193,16 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
         if agent.round == rounds {
             continue;
         }
-        let options = if use_seen {
-            agent.seen.options(ScanPolicy::default())
+        // Without seen versions: the same calls, each in a session that has seen nothing.
+        let mut unheld = t.ws.session();
+        let session = if use_seen {
+            &mut agent.session
         } else {
-            Seen::default().options(ScanPolicy::default())
+            &mut unheld
         };
         match agent.next {
             Step::Compose => {
-                let prompt = t.ws.compose_system_prompt("", AuditPolicy::Off).unwrap();
-                agent.seen = Seen::from_prompt(&prompt);
+                let prompt = agent.session.system_prompt("").unwrap();
                 agent.known = prompt
                     .text
                     .lines()
@@ -230,9 +214,8 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
             Step::Add => {
                 let entry = format!("- {}{}", agent.name, agent.round);
                 let input = json!({ "file": "MEMORY.md", "entry": entry }).to_string();
-                let outcome = t.ws.call_tool_with_options("memory_add", &input, &options);
+                let outcome = session.call_tool("memory_add", &input);
                 assert!(outcome.is_ok(), "{outcome:?}");
-                agent.seen.observe(&outcome);
                 added.push(entry.clone());
                 agent.known.push(entry);
                 agent.next = Step::Consolidate;
@@ -241,12 +224,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
                 agent.known.sort();
                 agent.known.dedup();
                 let content: String = agent.known.iter().map(|l| format!("{l}\n")).collect();
-                let outcome = t.ws.call_tool_with_options(
-                    "memory_consolidate",
-                    &consolidate(&content),
-                    &options,
-                );
-                agent.seen.observe(&outcome);
+                let outcome = session.call_tool("memory_consolidate", &consolidate(&content));
                 match outcome {
                     Ok(_) => {
                         agent.round += 1;
@@ -258,7 +236,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
                         let shown = shown_content(&refusal.message);
                         agent.known.extend(shown.lines().map(str::to_owned));
                         // The model reads the refusal and answers again.
-                        agent.seen.next_response();
+                        session.next_response();
                     }
                     Err(other) => panic!("{other}"),
                 }
@@ -497,15 +475,14 @@ fn a_file_the_audit_left_out_is_withheld_from_every_tool_write() {
     let t = TestWorkspace::new();
     t.put(M, POISON);
     t.put(MemoryFile::User, "- likes tea\n");
-    let prompt = t.ws.compose_system_prompt("", AuditPolicy::Omit).unwrap();
+    // A session audits under `omit` unless told otherwise.
+    let mut session = t.ws.session();
+    let prompt = session.system_prompt("").unwrap();
     assert_eq!(prompt.text, "## User context (USER.md)\n- likes tea");
-    let seen = Seen::from_prompt(&prompt);
-    assert_eq!(seen.withheld(), [M]);
-    assert_eq!(seen.versions().len(), 1);
-    assert_eq!(seen.versions()[0].file, MemoryFile::User);
-    let options = seen.options(ScanPolicy::default());
-    let outcome =
-        t.ws.call_tool_with_options("memory_consolidate", &consolidate("- clean\n"), &options);
+    assert_eq!(session.state().withheld, [M]);
+    assert_eq!(session.state().seen.len(), 1);
+    assert_eq!(session.state().seen[0].file, MemoryFile::User);
+    let outcome = session.call_tool("memory_consolidate", &consolidate("- clean\n"));
     let Err(Error::Tool(refusal)) = outcome else {
         panic!("expected a refusal, got {outcome:?}")
     };
@@ -519,38 +496,26 @@ fn a_file_the_audit_left_out_is_withheld_from_every_tool_write() {
     assert!(!refusal.message.contains("ignore"), "{}", refusal.message);
     assert_eq!(t.bytes(M).unwrap(), POISON.as_bytes());
     let add = json!({ "file": "USER.md", "entry": "- and biscuits" }).to_string();
-    assert!(
-        t.ws.call_tool_with_options("memory_add", &add, &options)
-            .is_ok()
-    );
+    assert!(session.call_tool("memory_add", &add).is_ok());
 }
 
 #[test]
 fn a_consolidate_of_a_file_not_held_starts_holding_it() {
     let t = TestWorkspace::new();
     t.put(M, "- a\n");
-    let mut seen = Seen::default();
-    let outcome = t.ws.call_tool_with_options(
-        "memory_consolidate",
-        &consolidate("- b\n"),
-        &seen.options(ScanPolicy::default()),
-    );
-    seen.observe(&outcome);
-    assert_eq!(seen.versions().len(), 1);
-    assert_eq!(seen.versions()[0].sha256, sha256_hex(b"- b\n"));
+    let mut session = t.ws.session();
+    session
+        .call_tool("memory_consolidate", &consolidate("- b\n"))
+        .unwrap();
+    assert_eq!(session.state().seen.len(), 1);
+    assert_eq!(session.state().seen[0].sha256, sha256_hex(b"- b\n"));
     // A memory_add to a file not held tells the model nothing about the rest of it.
     let add = json!({ "file": "USER.md", "entry": "- tea" }).to_string();
-    let outcome =
-        t.ws.call_tool_with_options("memory_add", &add, &seen.options(ScanPolicy::default()));
-    seen.observe(&outcome);
-    assert_eq!(seen.versions().len(), 1);
+    session.call_tool("memory_add", &add).unwrap();
+    assert_eq!(session.state().seen.len(), 1);
     // So a later consolidate of MEMORY.md is held to what the model wrote.
     t.ws.add_entry(M, "- from a person").unwrap();
-    let outcome = t.ws.call_tool_with_options(
-        "memory_consolidate",
-        &consolidate("- c\n"),
-        &seen.options(ScanPolicy::default()),
-    );
+    let outcome = session.call_tool("memory_consolidate", &consolidate("- c\n"));
     assert!(matches!(outcome, Err(Error::Tool(_))), "{outcome:?}");
     assert_eq!(t.bytes(M).unwrap(), b"- b\n- from a person\n");
 }

@@ -22,8 +22,8 @@ from wasmtime.component import Component, ExportIndex, Func, Instance, Linker
 from ._types import Limits
 from .errors import ComponentTrap, MemoryStoreError, MetisWorkspaceError
 
-STORE = "metis:memory/store@0.2.0"
-TOOLS = "metis:memory/tools@0.2.0"
+STORE = "metis:memory/store@0.3.0"
+TOOLS = "metis:memory/tools@0.3.0"
 GUEST_METIS_DIR = ".metis"
 OWNER_ENV = "METIS_MEMORY_OWNER"
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"

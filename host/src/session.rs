@@ -1,0 +1,173 @@
+//! One conversation's hold on memory: the prompt its model was shown and every tool call
+//! it makes, so that a `memory_consolidate` composed from an old version is refused
+//! instead of dropping what another session or a person wrote since. How a session moves
+//! is decided once, in `metis-memory-core` (the component runs the same code for the
+//! other languages' packages); this type only keeps it between calls.
+
+use metis_memory_core as core;
+
+use crate::{
+    AuditPolicy, ComposedPrompt, Error, FileVersion, MemoryFile, ScanPolicy, SessionState,
+    ToolSuccess, Workspace,
+};
+
+/// A model's conversation with a workspace's memory: compose the prompt with
+/// [`system_prompt`](Self::system_prompt) before every model call, run the model's tool
+/// calls with [`call_tool`](Self::call_tool), and a consolidate the model based on an old
+/// version is refused with the current content shown to it.
+///
+/// The prompt is audited under [`AuditPolicy::Omit`] unless told otherwise: a file the
+/// memory audit flags is left out of the prompt, and the tools refuse to write it.
+///
+/// ```no_run
+/// use metis_memory::{Session, Workspace};
+///
+/// let mut session = Session::new(Workspace::open("path/to/workspace"));
+/// let prompt = session.system_prompt("You are a careful assistant.")?;
+/// // … send `prompt.text` with the tool definitions; for each tool call the model makes:
+/// let outcome = session.call_tool("memory_add", r#"{"file": "MEMORY.md", "entry": "- builds with cargo"}"#);
+/// # Ok::<(), metis_memory::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Session {
+    workspace: Workspace,
+    audit: AuditPolicy,
+    scan: ScanPolicy,
+    state: SessionState,
+}
+
+impl Session {
+    /// A new conversation with `workspace`'s memory: nothing seen yet, so a consolidate
+    /// before the first prompt is held to nothing (compose the prompt first).
+    pub fn new(workspace: Workspace) -> Session {
+        Session {
+            workspace,
+            audit: AuditPolicy::Omit,
+            scan: ScanPolicy::default(),
+            state: SessionState {
+                seen: Vec::new(),
+                withheld: Vec::new(),
+                shown: Vec::new(),
+            },
+        }
+    }
+
+    /// The same session, with prompts composed under `audit`.
+    pub fn with_audit(mut self, audit: AuditPolicy) -> Session {
+        self.audit = audit;
+        self
+    }
+
+    /// The same session, with tool calls scanned under `scan`.
+    pub fn with_scan(mut self, scan: ScanPolicy) -> Session {
+        self.scan = scan;
+        self
+    }
+
+    /// The workspace this session reads and writes.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// What the model has seen: the state the next tool call is held to.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The system prompt for the next model call (`base`, then the memory sections), with
+    /// the versions it shows: the session starts again from what the model now sees.
+    pub fn system_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
+        let composed = self.workspace.compose_session_prompt(base, self.audit)?;
+        self.state = composed.session;
+        Ok(composed.prompt)
+    }
+
+    /// Runs one of the model's tool calls, held to what it has seen.
+    pub fn call_tool(&mut self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
+        let outcome = self
+            .workspace
+            .call_in_session(name, input, self.scan, &self.state)?;
+        self.state = outcome.session;
+        outcome.outcome.map_err(Error::Tool)
+    }
+
+    /// The model is asked again without a freshly composed prompt: what refusals showed it
+    /// now counts as seen.
+    pub fn next_response(&mut self) {
+        self.update(|session| session.next_response());
+    }
+
+    /// The model was shown `file` whole at version `sha256` by other means (an MCP
+    /// resource read, say).
+    pub fn saw(&mut self, file: MemoryFile, sha256: &str) {
+        self.update(|session| session.saw(file.core(), sha256));
+    }
+
+    /// The model was shown `prompt` as well as what it saw before (an MCP prompt).
+    pub fn saw_prompt(&mut self, prompt: &ComposedPrompt) {
+        let sources: Vec<core::PromptSource> = prompt
+            .sources
+            .iter()
+            .map(|source| core::PromptSource {
+                file: source.file.core(),
+                sha256: source.sha256.clone(),
+                size_bytes: source.size_bytes,
+                included: source.included,
+                findings: source
+                    .findings
+                    .iter()
+                    .map(|finding| core::audit::AuditFinding {
+                        line: finding.line,
+                        rule: finding.rule.clone(),
+                        detail: finding.detail.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        self.update(|session| session.saw_prompt(&sources));
+    }
+
+    /// `file` was kept from the model: the tools refuse to write it.
+    pub fn withhold(&mut self, file: MemoryFile) {
+        self.update(|session| session.withhold(file.core()));
+    }
+
+    fn update(&mut self, f: impl FnOnce(&mut core::session::Session)) {
+        let mut session = to_core(&self.state);
+        f(&mut session);
+        self.state = from_core(session);
+    }
+}
+
+fn to_core(state: &SessionState) -> core::session::Session {
+    let versions = |list: &[FileVersion]| {
+        list.iter()
+            .map(|version| (version.file.core(), version.sha256.clone()))
+            .collect()
+    };
+    core::session::Session {
+        seen: versions(&state.seen),
+        withheld: state.withheld.iter().map(|file| file.core()).collect(),
+        shown: versions(&state.shown),
+    }
+}
+
+fn from_core(session: core::session::Session) -> SessionState {
+    let versions = |list: Vec<(core::MemoryFile, String)>| {
+        list.into_iter()
+            .map(|(file, sha256)| FileVersion {
+                file: MemoryFile::from_core(file),
+                sha256,
+            })
+            .collect()
+    };
+    SessionState {
+        seen: versions(session.seen),
+        withheld: session
+            .withheld
+            .into_iter()
+            .map(MemoryFile::from_core)
+            .collect(),
+        shown: versions(session.shown),
+    }
+}
