@@ -53,6 +53,10 @@ fn exports_store_and_tools_by_their_wit_names() {
             "call",
             "call-with-policy",
             "call-with-options",
+            "session",
+            "session-outcome",
+            "call-in-session",
+            "next-response",
         ])
     );
     assert_eq!(
@@ -65,6 +69,9 @@ fn exports_store_and_tools_by_their_wit_names() {
             "audit-policy",
             "prompt-source",
             "composed-prompt",
+            "session",
+            "session-prompt",
+            "compose-session-prompt",
             "read",
             "exists",
             "size-bytes",
@@ -115,7 +122,7 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
 
 /// One line per imported interface: its versioned name, then the names it must provide.
 const REVIEWED_IMPORTS: &str = "
-metis:memory/types@0.3.0: audit-finding changed-info flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file store-error too-large-info write-result
+metis:memory/types@0.3.0: audit-finding changed-info file-version flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file session store-error too-large-info write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
 wasi:clocks/wall-clock@0.2.12: datetime now
