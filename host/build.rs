@@ -19,6 +19,8 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
 
+    release_version(&root);
+
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(&root)
@@ -57,4 +59,30 @@ fn main() {
     let digest = sha2::Sha256::digest(&wasm);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     println!("cargo:rustc-env=METIS_COMPONENT_SHA256={hex}");
+}
+
+/// The release's one version is the WIT package's (`wit/world.wit`): the CLI and the MCP
+/// server report it (`METIS_VERSION`), and the crates must say the same, so a release
+/// cannot name two versions.
+fn release_version(root: &std::path::Path) {
+    let world = root.join("wit/world.wit");
+    let text = std::fs::read_to_string(&world)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", world.display()));
+    let version = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("package metis:memory@"))
+        .and_then(|rest| rest.strip_suffix(';'))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} names no `package metis:memory@VERSION;`",
+                world.display()
+            )
+        });
+    let crate_version = env::var("CARGO_PKG_VERSION").unwrap();
+    if version != crate_version {
+        panic!(
+            "the crates say version {crate_version} but wit/world.wit says {version}: the WIT package's version names the release; set [workspace.package] version in Cargo.toml to it"
+        );
+    }
+    println!("cargo:rustc-env=METIS_VERSION={version}");
 }

@@ -49,7 +49,7 @@ pub use bindings::metis::memory::types::{
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
 pub use runtime::{COMPONENT_SHA256, COMPONENT_WASM, Limits, component_source};
-pub use session::Session;
+pub use session::{Session, ShownFile};
 pub use workspace::Workspace;
 
 impl StoreError {

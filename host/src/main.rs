@@ -25,7 +25,7 @@ use cli::{Output, ToolFormat};
 /// Exit status: 0 on success, 1 when the store refuses (the reason is printed on
 /// stderr), 2 on a usage error.
 #[derive(Parser)]
-#[command(name = "metis-memory", version, max_term_width = 100)]
+#[command(name = "metis-memory", version = env!("METIS_VERSION"), max_term_width = 100)]
 struct Args {
     /// The workspace whose `.metis/` holds the memory [default: $METIS_WORKSPACE, else the
     /// nearest directory with a .metis at or above the current one, up to the repository's
@@ -225,6 +225,12 @@ enum Command {
         /// Skip the memory poisoning scan on tool calls (as `call --no-scan`)
         #[arg(long)]
         no_scan: bool,
+        /// What the memory audit does to what reaches the model (the instructions, the
+        /// resources, the prompt): `omit` leaves a flagged file out and withholds it
+        /// from the tools, `report` serves it under a warning, `refuse` serves nothing
+        /// of it, `off` skips the audit
+        #[arg(long, value_name = "POLICY", default_value = "omit", value_parser = parse_audit_policy)]
+        audit: AuditPolicy,
     },
     /// Write the embedded WebAssembly component, for hosts in other languages
     /// (wasmtime-py, jco) or for `wasm-tools component wit`
@@ -294,8 +300,8 @@ fn main() -> ExitCode {
     if args.allow_metis_link {
         workspace = workspace.follow_metis_link();
     }
-    if let Command::Mcp { no_scan } = args.command {
-        return cli::mcp::serve(workspace, scan_policy(no_scan));
+    if let Command::Mcp { no_scan, audit } = args.command {
+        return cli::mcp::serve(workspace, scan_policy(no_scan), audit);
     }
     let out = Output {
         json: args.json,

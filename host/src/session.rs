@@ -7,9 +7,20 @@
 use metis_memory_core as core;
 
 use crate::{
-    AuditPolicy, ComposedPrompt, Error, FileVersion, MemoryFile, ScanPolicy, SessionState,
-    ToolSuccess, Workspace,
+    AuditFinding, AuditPolicy, ComposedPrompt, Error, FileVersion, MemoryFile, ScanPolicy,
+    SessionState, StoreError, ToolSuccess, Workspace,
 };
+
+/// A memory file as [`Session::show_file`] read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownFile {
+    /// The file's text (`""` when it is missing).
+    pub text: String,
+    /// What the memory audit found in it, by line (nothing when the audit is off).
+    pub findings: Vec<AuditFinding>,
+    /// Whether the audit kept it from the model: the text must not be shown.
+    pub withheld: bool,
+}
 
 /// A model's conversation with a workspace's memory: compose the prompt with
 /// [`system_prompt`](Self::system_prompt) before every model call, run the model's tool
@@ -64,6 +75,11 @@ impl Session {
         self
     }
 
+    /// The audit policy prompts are composed under.
+    pub fn audit(&self) -> AuditPolicy {
+        self.audit
+    }
+
     /// The workspace this session reads and writes.
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
@@ -95,6 +111,61 @@ impl Session {
     /// now counts as seen.
     pub fn next_response(&mut self) {
         self.update(|session| session.next_response());
+    }
+
+    /// The prompt composed under this session's audit, shown to the model on top of what
+    /// it saw before (an MCP prompt or resource, a second look mid-conversation): unlike
+    /// [`system_prompt`](Self::system_prompt), what the model saw of files not in it
+    /// still counts. A file the `refuse` policy flags is withheld.
+    pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
+        match self.workspace.compose_system_prompt(base, self.audit) {
+            Ok(prompt) => {
+                self.saw_prompt(&prompt);
+                Ok(prompt)
+            }
+            Err(error) => {
+                if let Error::Store {
+                    error: StoreError::Flagged(flagged),
+                    ..
+                } = &error
+                {
+                    self.withhold(flagged.file);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// One file as the model may see it under this session's audit: its text and what
+    /// the audit found (nothing under `off`). The file counts as seen at the version read,
+    /// unless the audit found something and the policy is `omit` or `refuse`: then it is
+    /// withheld, and [`ShownFile::withheld`] says the text must not reach the model.
+    pub fn show_file(&mut self, file: MemoryFile) -> Result<ShownFile, Error> {
+        let text = self.workspace.read(file)?;
+        let findings: Vec<AuditFinding> = match self.audit {
+            AuditPolicy::Off => Vec::new(),
+            _ => core::audit::audit(&text)
+                .into_iter()
+                .map(|finding| AuditFinding {
+                    line: finding.line,
+                    rule: finding.rule,
+                    detail: finding.detail,
+                })
+                .collect(),
+        };
+        let withheld =
+            !findings.is_empty() && matches!(self.audit, AuditPolicy::Omit | AuditPolicy::Refuse);
+        if withheld {
+            self.withhold(file);
+        } else {
+            let sha256 = core::sha256_hex(text.as_bytes());
+            self.saw(file, &sha256);
+        }
+        Ok(ShownFile {
+            text,
+            findings,
+            withheld,
+        })
     }
 
     /// The model was shown `file` whole at version `sha256` by other means (an MCP

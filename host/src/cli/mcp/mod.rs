@@ -11,7 +11,7 @@ mod worker;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use metis_memory::{Error, ScanPolicy, Workspace};
+use metis_memory::{AuditPolicy, Error, ScanPolicy, Workspace};
 use rmcp::service::ServerInitializeError;
 
 use server::MemoryServer;
@@ -24,8 +24,8 @@ const WORKER_WAIT: Duration = Duration::from_secs(60);
 
 /// Serves `workspace` until the end of input: exit 0 then, 1 if the workspace cannot
 /// be opened (said on stderr before anything is served) or the session fails.
-pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
-    let outcome = start(workspace, scan).and_then(|(server, worker_done)| {
+pub fn serve(workspace: Workspace, scan: ScanPolicy, audit: AuditPolicy) -> ExitCode {
+    let outcome = start(workspace, scan, audit).and_then(|(server, worker_done)| {
         let served = run(server);
         if !worker_done.wait(WORKER_WAIT) {
             complain!("metis-memory mcp: a memory call was still running at exit");
@@ -44,16 +44,22 @@ pub fn serve(workspace: Workspace, scan: ScanPolicy) -> ExitCode {
 /// Everything that can fail before the first message (a workspace named but missing is
 /// refused before this, by `locate`, as for every command): its `.metis`, the
 /// component (loaded now, so the first call is not slowed by it), the tool definitions.
-fn start(workspace: Workspace, scan: ScanPolicy) -> Result<(MemoryServer, WorkerDone), String> {
-    let (worker, worker_done) = MemoryWorker::start(workspace)
-        .map_err(|e| format!("cannot start the memory thread: {e}"))?;
+fn start(
+    workspace: Workspace,
+    scan: ScanPolicy,
+    audit: AuditPolicy,
+) -> Result<(MemoryServer, WorkerDone), String> {
+    // One connection is one conversation: stdio serves one client.
+    let session = workspace.session().with_scan(scan).with_audit(audit);
+    let (worker, worker_done) =
+        MemoryWorker::start(session).map_err(|e| format!("cannot start the memory thread: {e}"))?;
     let definitions = worker
         // Like every call, this one checks `.metis`: a link, or something that is not a
         // directory, is refused here rather than on the first request.
-        .run_blocking(|ws| ws.tool_definitions())
+        .run_blocking(|session| session.workspace().tool_definitions())
         .map_err(|_| "the memory thread failed as it started".to_owned())?
         .map_err(|e: Error| e.to_string())?;
-    Ok((MemoryServer::new(worker, &definitions, scan)?, worker_done))
+    Ok((MemoryServer::new(worker, &definitions)?, worker_done))
 }
 
 fn run(server: MemoryServer) -> Result<(), String> {
