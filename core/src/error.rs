@@ -56,6 +56,34 @@ pub enum StoreError {
         file: MemoryFile,
         findings: Vec<AuditFinding>,
     },
+    /// A scanned write (`write-scanned`) refused by the memory poisoning scan: `rule`
+    /// matched, and `message` says what and where (the tools' refusal text).
+    Poisoned {
+        file: MemoryFile,
+        rule: String,
+        message: String,
+    },
+}
+
+impl StoreError {
+    /// The WIT case name, e.g. `hard-cap-exceeded`: a stable key for scripts and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::HardCapExceeded { .. } => "hard-cap-exceeded",
+            StoreError::EmptyEntry => "empty-entry",
+            StoreError::NothingToReplace { .. } => "nothing-to-replace",
+            StoreError::NotFound { .. } => "not-found",
+            StoreError::NotUnique { .. } => "not-unique",
+            StoreError::InvalidUtf8 { .. } => "invalid-utf8",
+            StoreError::NotARegularFile { .. } => "not-a-regular-file",
+            StoreError::Busy { .. } => "busy",
+            StoreError::Io { .. } => "io",
+            StoreError::Changed { .. } => "changed",
+            StoreError::Flagged { .. } => "flagged",
+            StoreError::TooLarge { .. } => "too-large",
+            StoreError::Poisoned { .. } => "poisoned",
+        }
+    }
 }
 
 /// How many findings an error text lists before it says how many more there are.
@@ -117,6 +145,7 @@ impl fmt::Display for StoreError {
                 file.read_limit(),
                 file.hard_cap()
             ),
+            StoreError::Poisoned { message, .. } => f.write_str(message),
             StoreError::Flagged { file, findings } => {
                 write!(
                     f,

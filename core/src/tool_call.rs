@@ -145,6 +145,41 @@ fn changed(file: MemoryFile, current_hash: &str, current: &[u8]) -> ToolRefusal 
 /// write and the new content; it may refuse it.
 pub type Vet<'a> = &'a dyn Fn(&[u8], &str) -> Result<(), ToolRefusal>;
 
+/// The poisoning scan of a write that adds `added` and turns `before` into
+/// `after`: what it found, blamed on the text it belongs to. Tool calls and a person's
+/// scanned writes (`write-scanned`) refuse on the same verdict.
+pub fn scan_write(
+    added: &str,
+    before: &[u8],
+    after: &str,
+    policy: ScanPolicy,
+) -> Result<(), scan::Blamed> {
+    let Some(finding) = scan::scan(after, policy) else {
+        return Ok(());
+    };
+    // Only a refusal needs the old text, so it is decoded only then. The blame only
+    // words the refusal: what `scan` found refuses the write whatever it says.
+    let before = String::from_utf8_lossy(before);
+    Err(
+        scan::blame(&before, added, after, policy).unwrap_or_else(|| {
+            let line = finding.line;
+            scan::Blamed {
+                finding,
+                source: scan::Source::Added { line },
+            }
+        }),
+    )
+}
+
+/// The text an edit adds to the file, for the blame of a refusal.
+pub fn added_text<'a>(edit: &Edit<'a>) -> &'a str {
+    match *edit {
+        Edit::Add { entry } => entry,
+        Edit::Replace { new, .. } => new,
+        Edit::Consolidate { content } | Edit::ConsolidateIfUnchanged { content, .. } => content,
+    }
+}
+
 /// Runs the tool `name` with `input` (its JSON) under `options`. `write` is the store's
 /// one write path: it plans the edit, gives the new content to the scan it is passed
 /// (which may refuse it), and replaces the file.
@@ -172,26 +207,10 @@ pub fn run_tool_call(
         (edit, _) => edit,
     };
     // The text the call itself adds, for the blame of a refusal.
-    let added = match edit {
-        Edit::Add { entry } => entry,
-        Edit::Replace { new, .. } => new,
-        Edit::Consolidate { content } | Edit::ConsolidateIfUnchanged { content, .. } => content,
-    };
+    let added = added_text(&edit);
     let vet = |before: &[u8], after: &str| {
-        let Some(finding) = scan::scan(after, options.scan) else {
-            return Ok(());
-        };
-        // Only a refusal needs the old text, so it is decoded only then. The blame only
-        // words the refusal: what `scan` found refuses the write whatever it says.
-        let before = String::from_utf8_lossy(before);
-        let blamed = scan::blame(&before, added, after, options.scan).unwrap_or_else(|| {
-            let line = finding.line;
-            scan::Blamed {
-                finding,
-                source: scan::Source::Added { line },
-            }
-        });
-        Err(ToolRefusal::says(blamed.message(file)))
+        scan_write(added, before, after, options.scan)
+            .map_err(|blamed| ToolRefusal::says(blamed.message(file)))
     };
     let result = write(file, edit, &vet)?;
     Ok(ToolSuccess {

@@ -171,25 +171,8 @@ fn write_result_json(r: &WriteResult) -> Value {
     })
 }
 
-fn error_kind(error: &StoreError) -> &'static str {
-    match error {
-        StoreError::HardCapExceeded { .. } => "hard-cap-exceeded",
-        StoreError::EmptyEntry => "empty-entry",
-        StoreError::NothingToReplace { .. } => "nothing-to-replace",
-        StoreError::NotFound { .. } => "not-found",
-        StoreError::NotUnique { .. } => "not-unique",
-        StoreError::InvalidUtf8 { .. } => "invalid-utf8",
-        StoreError::NotARegularFile { .. } => "not-a-regular-file",
-        StoreError::Busy { .. } => "busy",
-        StoreError::Io { .. } => "io",
-        StoreError::Changed { .. } => "changed",
-        StoreError::Flagged { .. } => "flagged",
-        StoreError::TooLarge { .. } => "too-large",
-    }
-}
-
 fn error_json(error: &StoreError) -> Value {
-    let mut value = json!({ "kind": error_kind(error), "message": error.to_string() });
+    let mut value = json!({ "kind": error.kind(), "message": error.to_string() });
     match error {
         StoreError::HardCapExceeded {
             file,

@@ -23,11 +23,11 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Guest, PromptSource, SessionPrompt,
+    AuditPolicy, ComposedPrompt, Edit, Guest, PromptSource, SessionPrompt,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    StoreError, TooLargeInfo, WriteResult,
+    PoisonedInfo, StoreError, TooLargeInfo, WriteResult,
 };
 
 struct Component;
@@ -79,6 +79,33 @@ impl Guest for Component {
                 expected_hash: &expected_hash,
             },
         )
+    }
+
+    fn write_scanned(file: MemoryFile, edit: Edit) -> Result<WriteResult, StoreError> {
+        let edit = match &edit {
+            Edit::AddEntry(entry) => core::Edit::Add { entry },
+            Edit::Replace(r) => core::Edit::Replace {
+                old: &r.old_text,
+                new: &r.new_text,
+            },
+            Edit::Consolidate(content) => core::Edit::Consolidate { content },
+            Edit::ConsolidateIfUnchanged(c) => core::Edit::ConsolidateIfUnchanged {
+                content: &c.content,
+                expected_hash: &c.expected_hash,
+            },
+        };
+        let added = core::tool_call::added_text(&edit);
+        let core_file = core::MemoryFile::from(file);
+        let vet = |before: &[u8], after: &str| {
+            core::tool_call::scan_write(added, before, after, core::scan::ScanPolicy::ALL).map_err(
+                |blamed| core::StoreError::Poisoned {
+                    file: core_file,
+                    rule: blamed.finding.id.into(),
+                    message: blamed.message(core_file),
+                },
+            )
+        };
+        Ok(write_file(core_file, edit, vet)?.into())
     }
 
     fn soft_cap(file: MemoryFile) -> u64 {
@@ -285,6 +312,15 @@ impl From<core::StoreError> for StoreError {
                 size_bytes: size,
                 limit_bytes: file.read_limit(),
             }),
+            E::Poisoned {
+                file,
+                rule,
+                message,
+            } => StoreError::Poisoned(PoisonedInfo {
+                file: file.into(),
+                rule,
+                message,
+            }),
             E::Flagged { file, findings: f } => StoreError::Flagged(FlaggedInfo {
                 file: file.into(),
                 findings: findings(f),
@@ -322,6 +358,11 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
         StoreError::TooLarge(info) => E::TooLarge {
             file: info.file.into(),
             size: info.size_bytes,
+        },
+        StoreError::Poisoned(info) => E::Poisoned {
+            file: info.file.into(),
+            rule: info.rule,
+            message: info.message,
         },
         StoreError::Flagged(info) => E::Flagged {
             file: info.file.into(),

@@ -50,6 +50,10 @@ pub fn error_json(error: &Error) -> Value {
                     value["size_bytes"] = info.size_bytes.into();
                     value["limit_bytes"] = info.limit_bytes.into();
                 }
+                StoreError::Poisoned(info) => {
+                    value["file"] = info.file.file_name().into();
+                    value["rule"] = info.rule.as_str().into();
+                }
                 StoreError::Flagged(info) => {
                     value["file"] = info.file.file_name().into();
                     value["findings"] = info.findings.iter().map(audit_finding_json).collect();
@@ -148,5 +152,50 @@ pub fn tool_definition_json(tool: &ToolDefinition) -> Value {
         "description": tool.description,
         "input_schema": serde_json::from_str::<Value>(&tool.input_schema)
             .unwrap_or_else(|_| Value::String(tool.input_schema.clone())),
+    })
+}
+
+/// A session's state as JSON (`{"seen": [{"file", "sha256"}], "withheld": [FILE],
+/// "shown": [{"file", "sha256"}]}`), for a host that keeps it between processes.
+pub fn session_json(state: &crate::SessionState) -> Value {
+    let versions = |list: &[FileVersion]| -> Vec<Value> {
+        list.iter()
+            .map(|v| json!({ "file": v.file.file_name(), "sha256": v.sha256 }))
+            .collect()
+    };
+    json!({
+        "seen": versions(&state.seen),
+        "withheld": state.withheld.iter().map(|f| f.file_name()).collect::<Vec<_>>(),
+        "shown": versions(&state.shown),
+    })
+}
+
+/// A session's state from [`session_json`]'s shape; `None` if it is not that shape.
+pub fn session_from_json(value: &Value) -> Option<crate::SessionState> {
+    let file = |v: &Value| v.as_str().and_then(crate::MemoryFile::parse);
+    let versions = |key: &str| -> Option<Vec<FileVersion>> {
+        value
+            .get(key)?
+            .as_array()?
+            .iter()
+            .map(|v| {
+                let sha256 = v.get("sha256")?.as_str()?;
+                let file = file(v.get("file")?)?;
+                metis_memory_core::is_sha256_hex(sha256).then(|| FileVersion {
+                    file,
+                    sha256: sha256.to_owned(),
+                })
+            })
+            .collect()
+    };
+    Some(crate::SessionState {
+        seen: versions("seen")?,
+        withheld: value
+            .get("withheld")?
+            .as_array()?
+            .iter()
+            .map(file)
+            .collect::<Option<_>>()?,
+        shown: versions("shown")?,
     })
 }

@@ -34,7 +34,7 @@ pub mod bindings {
 }
 
 pub use bindings::exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, PromptSource, SessionPrompt,
+    AuditPolicy, ComposedPrompt, Edit, ExpectedContent, PromptSource, Replacement, SessionPrompt,
 };
 pub use bindings::exports::metis::memory::tools::{
     CallOptions, EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
@@ -44,10 +44,14 @@ pub use bindings::exports::metis::memory::tools::{
 pub use bindings::metis::memory::types::Session as SessionState;
 pub use bindings::metis::memory::types::{
     AuditFinding, ChangedInfo, FileVersion, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info,
-    MemoryFile, StoreError, TooLargeInfo, WriteResult,
+    MemoryFile, PoisonedInfo, StoreError, TooLargeInfo, WriteResult,
 };
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
+
+/// The release's version: the WIT package's (`metis:memory@VERSION`), which the crates,
+/// the CLI, the MCP server and the Python and Node packages all report.
+pub const VERSION: &str = env!("METIS_VERSION");
 pub use runtime::{COMPONENT_SHA256, COMPONENT_WASM, Limits, component_source};
 pub use session::{Session, ShownFile};
 pub use workspace::Workspace;
@@ -67,6 +71,7 @@ impl StoreError {
             StoreError::Io(_) => "io",
             StoreError::Changed(_) => "changed",
             StoreError::Flagged(_) => "flagged",
+            StoreError::Poisoned(_) => "poisoned",
             StoreError::TooLarge(_) => "too-large",
         }
     }

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, CommandFactory, Parser, Subcommand};
 use metis_memory::{
-    AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace,
+    AuditPolicy, CallOptions, Edit, Error, ExpectedContent, FileVersion, MemoryFile, Replacement,
+    ScanPolicy, Session, Workspace, WriteResult,
 };
 
 use cli::color::ColorWhen;
@@ -57,6 +58,15 @@ struct Args {
     command: Command,
 }
 
+/// `--no-scan`, on the commands a person writes with.
+#[derive(ClapArgs)]
+struct ScanFlag {
+    /// Skip the memory poisoning scan the tools run (by default the text this write would
+    /// leave is scanned, and a match refuses it, exit 1, kind "poisoned")
+    #[arg(long)]
+    no_scan: bool,
+}
+
 /// `--diff`, on every command that writes.
 #[derive(ClapArgs)]
 struct DiffFlag {
@@ -99,6 +109,8 @@ enum Command {
         entry: Option<String>,
         #[command(flatten)]
         diff: DiffFlag,
+        #[command(flatten)]
+        scan: ScanFlag,
     },
     /// Replace the one occurrence of OLD with NEW (NEW may be empty, to delete)
     Replace {
@@ -112,6 +124,8 @@ enum Command {
         new: String,
         #[command(flatten)]
         diff: DiffFlag,
+        #[command(flatten)]
+        scan: ScanFlag,
     },
     /// Remove entry N, as `list` numbers them, and its line
     ///
@@ -145,6 +159,8 @@ enum Command {
         expect_hash: Option<String>,
         #[command(flatten)]
         diff: DiffFlag,
+        #[command(flatten)]
+        scan: ScanFlag,
     },
     /// Edit a file in $VISUAL or $EDITOR (else vi), then write it as one consolidate
     ///
@@ -168,8 +184,12 @@ enum Command {
         base: String,
         /// What to do with a file the memory audit finds something in: off, report (on
         /// stderr), omit (leave it out of the prompt, and report), refuse (exit 1)
-        #[arg(long, default_value = "off", value_name = "POLICY", value_parser = parse_audit_policy)]
+        #[arg(long, default_value = "omit", value_name = "POLICY", value_parser = parse_audit_policy)]
         audit: AuditPolicy,
+        /// Start a session in FILE (JSON): the versions this prompt shows the model, which
+        /// `call --session FILE` holds its tool calls to
+        #[arg(long, value_name = "FILE")]
+        session: Option<PathBuf>,
     },
     /// Scan the files on disk with the poisoning scan's rules and list what matches
     ///
@@ -203,10 +223,23 @@ enum Command {
         /// Skip the memory poisoning scan (hidden characters, injection patterns)
         #[arg(long)]
         no_scan: bool,
+        /// The session (from `prompt --session FILE`) the call is held to, and moves: a
+        /// memory_consolidate of a file that changed since the model saw it is refused
+        #[arg(long, value_name = "FILE", conflicts_with = "seen")]
+        session: Option<PathBuf>,
+        /// With --session: the model has read the results of its last response (what a
+        /// refusal showed it now counts as seen)
+        #[arg(long, requires = "session")]
+        new_response: bool,
         /// FILE=HASH: the version of FILE the model has seen; a memory_consolidate of FILE
         /// is refused unless the file is still that version (repeatable)
         #[arg(long, value_name = "FILE=HASH", value_parser = parse_seen)]
         seen: Vec<FileVersion>,
+        /// Let a memory_consolidate through without --session or --seen, whatever the
+        /// model saw (by default it is a usage error: it could drop what another session
+        /// wrote)
+        #[arg(long, conflicts_with_all = ["session", "seen"])]
+        unheld: bool,
         /// Write nothing: run the call on a temporary copy of both files and print what it
         /// would change, as a unified diff ("diff" in the JSON, with "dry_run": true)
         #[arg(long)]
@@ -262,6 +295,26 @@ fn parse_hash(hash: &str) -> Result<String, String> {
         Ok(hash.to_ascii_lowercase())
     } else {
         Err(format!("expected a SHA-256 as 64 hex digits, got `{hash}`"))
+    }
+}
+
+/// A person's write: scanned as the tools' writes are, unless `--no-scan`.
+fn scanned(
+    ws: &Workspace,
+    file: MemoryFile,
+    scan: ScanFlag,
+    edit: Edit,
+) -> Result<WriteResult, Error> {
+    if !scan.no_scan {
+        return ws.write_scanned(file, &edit);
+    }
+    match edit {
+        Edit::AddEntry(entry) => ws.add_entry(file, &entry),
+        Edit::Replace(r) => ws.replace(file, &r.old_text, &r.new_text),
+        Edit::Consolidate(content) => ws.consolidate(file, &content),
+        Edit::ConsolidateIfUnchanged(c) => {
+            ws.consolidate_if_unchanged(file, &c.content, &c.expected_hash)
+        }
     }
 }
 
@@ -336,15 +389,23 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let text = ws.read(file)?;
             out.entries(file, &text, &cli::entries::entries(&text));
         }
-        Command::Add { file, entry, diff } => {
+        Command::Add {
+            file,
+            entry,
+            diff,
+            scan,
+        } => {
             let entry = text_or_stdin(entry, "ENTRY")?;
-            cli::write(ws, out, file, diff.diff, || ws.add_entry(file, &entry))?;
+            cli::write(ws, out, file, diff.diff, || {
+                scanned(ws, file, scan, Edit::AddEntry(entry))
+            })?;
         }
         Command::Replace {
             file,
             old,
             new,
             diff,
+            scan,
         } => {
             not_an_option(&old)?;
             not_an_option(&new)?;
@@ -357,7 +418,13 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     "OLD is empty, and an empty text occurs everywhere, so there is no one place to replace: give the text to replace (to add an entry, use `metis-memory add`; to rewrite the file, `metis-memory edit` or `metis-memory consolidate`)".to_owned(),
                 ));
             }
-            cli::write(ws, out, file, diff.diff, || ws.replace(file, &old, &new))?;
+            cli::write(ws, out, file, diff.diff, || {
+                let replacement = Replacement {
+                    old_text: old,
+                    new_text: new,
+                };
+                scanned(ws, file, scan, Edit::Replace(replacement))
+            })?;
         }
         Command::Remove {
             file,
@@ -370,17 +437,34 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             content,
             expect_hash,
             diff,
+            scan,
         } => {
             let content = text_or_stdin(content, "CONTENT")?;
-            cli::write(ws, out, file, diff.diff, || match &expect_hash {
-                Some(hash) => ws.consolidate_if_unchanged(file, &content, hash),
-                None => ws.consolidate(file, &content),
-            })?;
+            let edit = match expect_hash {
+                Some(expected_hash) => Edit::ConsolidateIfUnchanged(ExpectedContent {
+                    content,
+                    expected_hash,
+                }),
+                None => Edit::Consolidate(content),
+            };
+            cli::write(ws, out, file, diff.diff, || scanned(ws, file, scan, edit))?;
         }
         Command::Edit { file, diff } => cli::edit::edit(ws, out, file, diff.diff)?,
-        Command::Prompt { base, audit } => {
+        Command::Prompt {
+            base,
+            audit,
+            session,
+        } => {
             within_limit(&base, "the --base text")?;
-            out.prompt(&ws.compose_system_prompt(&base, audit)?)
+            match session {
+                Some(path) => {
+                    let mut held = ws.session().with_audit(audit);
+                    let prompt = held.system_prompt(&base)?;
+                    cli::session::save(&path, held.state())?;
+                    out.prompt(&prompt)
+                }
+                None => out.prompt(&ws.compose_system_prompt(&base, audit)?),
+            }
         }
         Command::Audit { file } => {
             let files = file.map_or(MemoryFile::ALL.to_vec(), |file| vec![file]);
@@ -398,20 +482,46 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             tool,
             input,
             no_scan,
+            session,
+            new_response,
             seen,
+            unheld,
             dry_run,
             diff,
         } => {
             let input = text_or_stdin(input, "JSON")?;
+            let scan = scan_policy(no_scan);
+            if let Some(path) = session {
+                let state = cli::session::load(&path)?;
+                let mut held = Session::resume(ws.clone(), state).with_scan(scan);
+                if new_response {
+                    held.next_response();
+                }
+                if dry_run {
+                    let options = held.options();
+                    cli::dry_run::call(ws, out, &tool, &input, &options)?;
+                    return Ok(());
+                }
+                let outcome = cli::call(ws, out, &tool, &input, diff.diff, |tool, input| {
+                    held.call_tool(tool, input)
+                });
+                cli::session::save(&path, held.state())?;
+                return outcome;
+            }
+            if tool == "memory_consolidate" && !unheld {
+                cli::session::require_seen(&input, &seen)?;
+            }
             let options = CallOptions {
-                scan: scan_policy(no_scan),
+                scan,
                 seen,
                 withheld: Vec::new(),
             };
             if dry_run {
                 cli::dry_run::call(ws, out, &tool, &input, &options)?;
             } else {
-                cli::call(ws, out, &tool, &input, &options, diff.diff)?;
+                cli::call(ws, out, &tool, &input, diff.diff, |tool, input| {
+                    ws.call_tool_with_options(tool, input, &options)
+                })?;
             }
         }
         Command::Component { output } => write_component(&output)?,

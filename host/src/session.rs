@@ -63,6 +63,25 @@ impl Session {
         }
     }
 
+    /// A session kept elsewhere in between (a file, a database), taken up again: `state`
+    /// must be one a session returned, never one made up.
+    pub fn resume(workspace: Workspace, state: SessionState) -> Session {
+        Session {
+            state,
+            ..Session::new(workspace)
+        }
+    }
+
+    /// The options the session's next tool call runs under, for a call made another way
+    /// (a dry run on a copy).
+    pub fn options(&self) -> crate::CallOptions {
+        crate::CallOptions {
+            scan: self.scan,
+            seen: self.state.seen.clone(),
+            withheld: self.state.withheld.clone(),
+        }
+    }
+
     /// The same session, with prompts composed under `audit`.
     pub fn with_audit(mut self, audit: AuditPolicy) -> Session {
         self.audit = audit;

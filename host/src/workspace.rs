@@ -9,9 +9,9 @@ use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::Guest;
 use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
 use crate::{
-    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Error, Limits, MemoryFile, ScanPolicy,
-    SessionOutcome, SessionPrompt, SessionState, StoreError, ToolDefinition, ToolSuccess,
-    WriteResult,
+    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, Limits, MemoryFile,
+    ScanPolicy, SessionOutcome, SessionPrompt, SessionState, StoreError, ToolDefinition,
+    ToolSuccess, WriteResult,
 };
 use metis_memory_core as core;
 
@@ -159,6 +159,15 @@ impl Workspace {
     ) -> Result<WriteResult, Error> {
         self.call(Access::Write, file, |api, store| {
             api.call_consolidate_if_unchanged(store, file, content, expected_hash)
+        })
+    }
+
+    /// `edit`, refused with [`StoreError::Poisoned`] (nothing written) if the memory
+    /// poisoning scan finds something in the text it would leave: a person's write held to
+    /// the rules a model's tool call is.
+    pub fn write_scanned(&self, file: MemoryFile, edit: &Edit) -> Result<WriteResult, Error> {
+        self.call(Access::Write, file, |api, store| {
+            api.call_write_scanned(store, file, edit)
         })
     }
 

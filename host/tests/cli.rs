@@ -552,7 +552,7 @@ fn call_refuses_an_extra_property_naming_it() {
 fn call_reports_text_result_and_events() {
     let t = TestWorkspace::new();
     let input = format!(r#"{{"file":"USER.md","content":"{}"}}"#, "u".repeat(1600));
-    let out = run_with_stdin(&t, &["call", "memory_consolidate", "-"], &input);
+    let out = run_with_stdin(&t, &["call", "memory_consolidate", "-", "--unheld"], &input);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let outcome = json(&out);
     assert_eq!(outcome["is_error"], false);

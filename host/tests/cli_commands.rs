@@ -393,7 +393,16 @@ fn a_dry_run_copies_what_the_call_needs_and_says_when_it_cannot() {
     t.put(M, b"\xff\n");
     let before = t.snapshot();
     let content = r#"{"file":"MEMORY.md","content":"- new\n"}"#;
-    let out = run(&t, &["call", "memory_consolidate", content, "--dry-run"]);
+    let out = run(
+        &t,
+        &[
+            "call",
+            "memory_consolidate",
+            content,
+            "--dry-run",
+            "--unheld",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).starts_with(
@@ -404,7 +413,14 @@ fn a_dry_run_copies_what_the_call_needs_and_says_when_it_cannot() {
     );
     let out = run(
         &t,
-        &["--json", "call", "memory_consolidate", content, "--dry-run"],
+        &[
+            "--json",
+            "call",
+            "memory_consolidate",
+            content,
+            "--dry-run",
+            "--unheld",
+        ],
     );
     assert_eq!(json(&out)["error"]["kind"], "dry-run");
     assert_eq!(t.snapshot(), before);

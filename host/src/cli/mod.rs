@@ -27,8 +27,9 @@ pub mod input;
 pub mod locate;
 pub mod mcp;
 mod scratch;
+pub mod session;
 mod status;
-mod writes;
+pub(crate) mod writes;
 
 pub use failure::Failure;
 pub use writes::{call, remove, write};

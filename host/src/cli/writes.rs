@@ -1,6 +1,6 @@
 //! The commands that write, each able to show the diff it made (`--diff`).
 
-use metis_memory::{CallOptions, Error, MemoryFile, Workspace, WriteResult};
+use metis_memory::{Error, MemoryFile, ToolSuccess, Workspace, WriteResult};
 use serde_json::{Value, json};
 
 use super::{Failure, Output, diff, entries};
@@ -98,12 +98,12 @@ pub fn call(
     out: &Output,
     tool: &str,
     input: &str,
-    options: &CallOptions,
     want_diff: bool,
+    run: impl FnOnce(&str, &str) -> Result<ToolSuccess, Error>,
 ) -> Result<(), Failure> {
     // Only the file the input names is read; if it names none, the call is refused.
     let before = want_diff.then(|| written_file(input).and_then(|file| ws.read(file).ok()));
-    match ws.call_tool_with_options(tool, input, options) {
+    match run(tool, input) {
         Ok(success) => {
             let mut extra: Vec<(&str, Value)> = Vec::new();
             if let Some(before) = before {

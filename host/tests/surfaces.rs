@@ -1,0 +1,258 @@
+//! The cross-surface suite (`tests/surfaces/behaviours.json`) against the two Rust
+//! surfaces: the library's `Session` and the CLI's `prompt --session` / `call --session`.
+//! Every row runs on every surface; a step this driver does not know fails the row.
+//! The other surfaces' drivers: tests/surfaces/README.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use metis_memory::{Error, Session, Workspace};
+use serde_json::Value;
+
+/// One surface: what a driver must be able to do for every row.
+trait Surface {
+    /// Starts session `name` on `root`; the text its model is shown.
+    fn open(&mut self, root: &Path, name: &str) -> Result<String, String>;
+    /// Runs a tool call in session `name`: whether it wrote, and the tool text.
+    fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String>;
+    /// The model of `name` has read its results and answers again.
+    fn next_response(&mut self, name: &str) -> Result<(), String>;
+    /// The version the surface reports.
+    fn version(&self) -> Result<String, String>;
+}
+
+/// The Rust library: one `Session` per name.
+#[derive(Default)]
+struct Library(BTreeMap<String, Session>);
+
+impl Surface for Library {
+    fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
+        let mut session = Workspace::open(root).session();
+        let prompt = session.system_prompt("").map_err(|e| e.to_string())?;
+        self.0.insert(name.to_owned(), session);
+        Ok(prompt.text)
+    }
+
+    fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String> {
+        let session = self.0.get_mut(name).ok_or("no such session")?;
+        match session.call_tool(tool, input) {
+            Ok(success) => Ok((true, success.text)),
+            Err(Error::Tool(refusal)) => Ok((false, refusal.message)),
+            Err(other) => Err(other.to_string()),
+        }
+    }
+
+    fn next_response(&mut self, name: &str) -> Result<(), String> {
+        self.0
+            .get_mut(name)
+            .ok_or("no such session")?
+            .next_response();
+        Ok(())
+    }
+
+    fn version(&self) -> Result<String, String> {
+        Ok(metis_memory::VERSION.to_owned())
+    }
+}
+
+/// The CLI: a session file per name, written by `prompt --session` and moved by `call
+/// --session`; `next_response` becomes `--new-response` on the next call.
+#[derive(Default)]
+struct Cli {
+    root: PathBuf,
+    sessions: BTreeMap<String, (PathBuf, bool)>,
+}
+
+impl Cli {
+    fn run(&self, args: &[&str]) -> Result<std::process::Output, String> {
+        Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+            .arg("--workspace")
+            .arg(&self.root)
+            .args(args)
+            .env_remove("METIS_WORKSPACE")
+            .output()
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Surface for Cli {
+    fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
+        self.root = root.to_owned();
+        let file = root.join(format!("session-{name}.json"));
+        let out = self.run(&["prompt", "--session", file.to_str().unwrap()])?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        self.sessions.insert(name.to_owned(), (file, false));
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String> {
+        let (file, new_response) = self.sessions.get(name).cloned().ok_or("no such session")?;
+        let mut args = vec!["call", "--session", file.to_str().unwrap()];
+        if new_response {
+            args.push("--new-response");
+        }
+        args.extend([tool, input]);
+        let out = self.run(&args)?;
+        self.sessions.insert(name.to_owned(), (file, false));
+        let value: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&out.stderr)))?;
+        let wrote = value["is_error"] == false;
+        if wrote != out.status.success() {
+            return Err(format!("exit status {:?} for {value}", out.status));
+        }
+        Ok((wrote, value["text"].as_str().unwrap_or_default().to_owned()))
+    }
+
+    fn next_response(&mut self, name: &str) -> Result<(), String> {
+        self.sessions.get_mut(name).ok_or("no such session")?.1 = true;
+        Ok(())
+    }
+
+    fn version(&self) -> Result<String, String> {
+        let out = Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+            .arg("--version")
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim()
+            .strip_prefix("metis-memory ")
+            .map(str::to_owned)
+            .ok_or_else(|| format!("unexpected --version output {text:?}"))
+    }
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// The release version, from the one place it is written.
+fn wit_version() -> String {
+    let world = std::fs::read_to_string(repo().join("wit/world.wit")).unwrap();
+    world
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("package metis:memory@"))
+        .and_then(|rest| rest.strip_suffix(';'))
+        .unwrap()
+        .to_owned()
+}
+
+fn texts(expect: &Value, key: &str) -> Vec<String> {
+    expect
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks `text` against `expect`'s `*_contains` / `*_lacks` lists named by `prefix`.
+fn check_texts(expect: &Value, prefix: &str, text: &str) -> Result<(), String> {
+    for wanted in texts(expect, &format!("{prefix}_contains")) {
+        if !text.contains(&wanted) {
+            return Err(format!("{prefix} lacks {wanted:?}: {text:?}"));
+        }
+    }
+    for unwanted in texts(expect, &format!("{prefix}_lacks")) {
+        if text.contains(&unwanted) {
+            return Err(format!("{prefix} holds {unwanted:?}: {text:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn known_keys(step: &Value, keys: &[&str]) -> Result<(), String> {
+    for key in step.as_object().unwrap().keys() {
+        if !keys.contains(&key.as_str()) {
+            return Err(format!("this driver does not know the step key {key:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn run_row(row: &Value, surface: &mut dyn Surface) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let metis = dir.path().join(".metis");
+    for (file, text) in row["given"].as_object().unwrap() {
+        std::fs::create_dir_all(&metis).unwrap();
+        std::fs::write(metis.join(file), text.as_str().unwrap()).unwrap();
+    }
+    for (index, step) in row["steps"].as_array().unwrap().iter().enumerate() {
+        let at = |e: String| format!("step {}: {e}", index + 1);
+        let expect = step.get("expect").cloned().unwrap_or(Value::Null);
+        if let Some(name) = step.get("open").and_then(Value::as_str) {
+            known_keys(step, &["open", "expect"]).map_err(at)?;
+            let prompt = surface.open(dir.path(), name).map_err(at)?;
+            check_texts(&expect, "prompt", &prompt).map_err(at)?;
+        } else if let Some(name) = step.get("call").and_then(Value::as_str) {
+            known_keys(step, &["call", "tool", "input", "expect"]).map_err(at)?;
+            let tool = step["tool"].as_str().unwrap();
+            let (wrote, text) = surface
+                .call(name, tool, &step["input"].to_string())
+                .map_err(at)?;
+            if let Some(ok) = expect.get("ok").and_then(Value::as_bool)
+                && ok != wrote
+            {
+                return Err(at(format!("expected ok={ok}, got {wrote}: {text}")));
+            }
+            check_texts(&expect, "text", &text).map_err(at)?;
+        } else if let Some(name) = step.get("next_response").and_then(Value::as_str) {
+            known_keys(step, &["next_response"]).map_err(at)?;
+            surface.next_response(name).map_err(at)?;
+        } else if let Some(file) = step.get("file").and_then(Value::as_str) {
+            known_keys(step, &["file", "is"]).map_err(at)?;
+            let bytes = std::fs::read(metis.join(file)).unwrap_or_default();
+            let wanted = step["is"].as_str().unwrap();
+            if bytes != wanted.as_bytes() {
+                return Err(at(format!(
+                    "{file} is {:?}, expected {wanted:?}",
+                    String::from_utf8_lossy(&bytes)
+                )));
+            }
+        } else if step.get("version").is_some() {
+            known_keys(step, &["version"]).map_err(at)?;
+            let reported = surface.version().map_err(at)?;
+            if reported != wit_version() {
+                return Err(at(format!(
+                    "reports version {reported}, wit/world.wit says {}",
+                    wit_version()
+                )));
+            }
+        } else {
+            return Err(at(format!("this driver does not know the step {step}")));
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let table: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/surfaces/behaviours.json")).unwrap(),
+    )
+    .unwrap();
+    let surfaces: [(&str, fn() -> Box<dyn Surface>); 2] = [
+        ("library", || Box::new(Library::default())),
+        ("cli", || Box::new(Cli::default())),
+    ];
+    let mut trials = Vec::new();
+    for row in table["behaviours"].as_array().unwrap() {
+        for (surface, make) in surfaces {
+            let row = row.clone();
+            let name = format!("{surface}: {}", row["name"].as_str().unwrap());
+            trials.push(Trial::test(name, move || {
+                run_row(&row, make().as_mut()).map_err(Failed::from)
+            }));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
