@@ -29,6 +29,9 @@ pub struct Workspace {
     fault_hook: Option<crate::faults::FaultHook>,
 }
 
+/// How many times a write is run again after its `.metis/` vanished under it.
+const VANISHED_RETRIES: u32 = 3;
+
 /// Whether a call may create `.metis/`: only writes may, reads never do.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Access {
@@ -299,7 +302,7 @@ impl Workspace {
         &self,
         access: Access,
         file: MemoryFile,
-        op: impl FnOnce(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
+        op: impl Fn(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
     ) -> Result<T, Error> {
         self.run(access, |store, memory| {
             let api = memory.metis_memory_store();
@@ -315,10 +318,13 @@ impl Workspace {
 
     /// Runs `f` on an instance that sees `.metis/`: a read on the kept instance, a write
     /// on a fresh one (after creating `.metis/`), then undoes what a failed write left.
+    /// A write whose `.metis/` was removed under it (another writer's refused first write
+    /// removes the `.metis/` it created while it is empty) wrote nothing there, and is run
+    /// again in the new one.
     fn run<T>(
         &self,
         access: Access,
-        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<Result<T, Error>>,
+        f: impl Fn(&mut Store<Ctx>, &Memory) -> wasmtime::Result<Result<T, Error>>,
     ) -> Result<T, Error> {
         let metis_dir = self.metis_dir();
         #[cfg(feature = "fault-injection")]
@@ -332,33 +338,55 @@ impl Workspace {
                 .with(metis, || self.open_metis_dir(), self.limits, f);
             return outcome.and_then(|result| result);
         }
-        let created = self.prepare(access)?;
-        let opened = self.open_metis_dir()?;
-        if opened.is_none() && access == Access::Write && !self.read_only {
-            return Err(Error::Workspace(format!(
-                "{} was removed as the call began",
-                metis_dir.display()
-            )));
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let last = attempt > VANISHED_RETRIES;
+            let created = self.prepare(access)?;
+            let opened = self.open_metis_dir()?;
+            if opened.is_none() && access == Access::Write && !self.read_only {
+                if !last {
+                    continue;
+                }
+                return Err(Error::Workspace(format!(
+                    "{} was removed as the call began",
+                    metis_dir.display()
+                )));
+            }
+            let owner = owner_token();
+            let call = Call {
+                metis_dir: opened.as_ref().map(|dir| dir.path.as_path()),
+                read_only: self.read_only,
+                limits: self.limits,
+                owner,
+                #[cfg(feature = "fault-injection")]
+                fault_hook: self.fault_hook.clone(),
+            };
+            let outcome = with_instance(call, &f).and_then(|result| result);
+            if access == Access::Write {
+                self.after_write(&outcome, owner, created);
+                let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap(_)));
+                if failed && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
+                    continue;
+                }
+            }
+            return outcome;
         }
-        let owner = owner_token();
-        let call = Call {
-            metis_dir: opened.as_ref().map(|dir| dir.path.as_path()),
-            read_only: self.read_only,
-            limits: self.limits,
-            owner,
-            #[cfg(feature = "fault-injection")]
-            fault_hook: self.fault_hook.clone(),
-        };
-        let outcome = with_instance(call, f).and_then(|result| result);
-        if access == Access::Write {
-            self.after_write(&outcome, owner, created);
+    }
+
+    /// Whether `.metis/` is no longer the directory `id` names (removed, or replaced).
+    fn vanished(&self, id: (u64, u64)) -> bool {
+        match self.existing_metis_dir() {
+            Ok(None) => true,
+            Ok(Some(meta)) => identity(&meta) != id,
+            Err(_) => false,
         }
-        outcome
     }
 
     /// Undoes what a failed write left: the lock and temporary file of an instance that
     /// trapped while holding them, then a `.metis/` this call created. `remove_dir` only
-    /// removes an empty directory, so anything another writer put there meanwhile stays.
+    /// removes an empty directory, so anything another writer put there meanwhile stays;
+    /// a writer that found it empty and had not written yet runs again (see `run`).
     fn after_write<T>(&self, outcome: &Result<T, Error>, owner: u64, created: bool) {
         if matches!(outcome, Err(Error::Trap(_))) {
             self.clean_up_after_trap(owner);
@@ -479,7 +507,18 @@ impl Workspace {
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         match builder.create(&dir) {
-            Ok(()) => Ok(true),
+            // The new entry in the workspace directory is made durable before anything is
+            // written into it, as the rename of a file into `.metis/` is by its own sync.
+            Ok(()) => match fs::File::open(&self.root).and_then(|root| root.sync_all()) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    let _ = fs::remove_dir(&dir);
+                    Err(Error::Workspace(format!(
+                        "cannot sync {} after creating .metis/ in it: {e}",
+                        self.root.display()
+                    )))
+                }
+            },
             // Another writer created it first.
             Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(Error::Workspace(format!(
