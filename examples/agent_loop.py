@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """An agent loop with metis-memory: every model call gets the memory in its system prompt
-and the three memory tools; the model's tool calls run through the store, their results go
-back to the model and their events are published.
+and the three memory tools; the model's tool calls run through the session, their results
+go back to the model and their events are published. The session holds the model to what
+it has seen: a memory_consolidate based on an old version (another session or a person
+wrote since) is refused, with the current content shown to the model.
 
 live:    ANTHROPIC_API_KEY=... python3 examples/agent_loop.py [--workspace DIR] TASK
 replay:  python3 examples/agent_loop.py --replay examples/agent_loop.replay.json TASK
@@ -35,18 +37,19 @@ def publish(event):
 
 
 def run(store, task, send, model="claude-sonnet-4-5", publish=publish):
+    session = store.session()  # one per conversation
     tools = [tool.to_dict() for tool in store.tool_definitions()]
     messages = [{"role": "user", "content": task}]
     while True:
+        system = session.system_prompt(BASE).text  # fresh for every call
         response = send({"model": model, "max_tokens": 1024, "tools": tools,
-                         "system": store.assemble_system_prompt(BASE),  # fresh every call
-                         "messages": messages})
+                         "system": system, "messages": messages})
         messages.append({"role": "assistant", "content": response["content"]})
         if response["stop_reason"] != "tool_use":
             return "".join(b["text"] for b in response["content"] if b["type"] == "text")
         results = []
         for call in (b for b in response["content"] if b["type"] == "tool_use"):
-            outcome = store.call_tool(call["name"], call["input"])
+            outcome = session.call_tool(call["name"], call["input"])
             text = outcome.message if outcome.is_error else outcome.text
             print(f"{call['name']}: {'refused: ' if outcome.is_error else ''}{text}")
             for event in getattr(outcome, "events", ()):

@@ -1,5 +1,6 @@
-"""The host's duties: fuel and memory limits, a trap that changes nothing (its lock and
-temporary file cleaned up safely), and concurrent writers."""
+"""The host's duties: fuel and memory limits, a trap that leaves the file whole, old or
+new, and nothing else behind (its lock and temporary file cleaned up safely), and
+concurrent writers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,11 @@
 """metis-memory: bounded, agent-curated memory for AI agents (`.metis/MEMORY.md` and
-`.metis/USER.md`), run by a sandboxed WebAssembly component (`metis:memory@0.2.0`)."""
+`.metis/USER.md`), run by a sandboxed WebAssembly component (`metis:memory`, the version
+of this package).
+
+Start with `MemoryStore(workspace).session()`: a `MemorySession` composes the system prompt
+before every model call and runs the model's tool calls held to what it has seen."""
+
+from importlib import metadata as _metadata
 
 from ._types import (
     AuditFinding,
@@ -15,6 +21,7 @@ from ._types import (
     Operation,
     PromptSource,
     ScanPolicy,
+    SessionState,
     ToolDefinition,
     ToolOutcome,
     ToolRefusal,
@@ -38,9 +45,14 @@ from .errors import (
     ReplaceSourceNotFound,
     ReplaceSourceNotUnique,
 )
+from .session import MemorySession
 from .store import MemoryStore
 
-__version__ = "0.2.0"
+try:
+    # The wheel's version, which the build stamps from the WIT package (`wit/world.wit`).
+    __version__ = _metadata.version("metis-memory")
+except _metadata.PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AuditFinding",
@@ -60,6 +72,7 @@ __all__ = [
     "MemoryFlagged",
     "MemoryHardCapExceeded",
     "MemoryIOFailure",
+    "MemorySession",
     "MemoryStore",
     "MemoryStoreError",
     "MemoryTooLarge",
@@ -72,6 +85,7 @@ __all__ = [
     "ReplaceSourceNotFound",
     "ReplaceSourceNotUnique",
     "ScanPolicy",
+    "SessionState",
     "ToolDefinition",
     "ToolOutcome",
     "ToolRefusal",

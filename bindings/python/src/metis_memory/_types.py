@@ -40,7 +40,8 @@ class EvictionTrigger(StrEnum):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one call may use; exceeding either is a `ComponentTrap` that changes nothing."""
+    """What one call may use; exceeding either is a `ComponentTrap` (after which a write
+    may or may not have landed: see `ComponentTrap`)."""
 
     fuel: int = 1_000_000_000
     memory_bytes: int = 64 << 20
@@ -101,6 +102,23 @@ class FileVersion:
 
     file: MemoryFile
     sha256: str
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What the model of one conversation has seen of the memory files (WIT `session`):
+    the state a `memory_consolidate` is held to. The component starts it and moves it; a
+    `MemorySession` only keeps it between calls, and nothing else should make one up.
+
+    `seen`: the version of each file the model has seen whole (a consolidate of a listed
+    file is refused unless the file is still that version). `withheld`: files the memory
+    audit kept out of the model's context (every tool write to them is refused). `shown`:
+    versions refusals of the current model response showed it, seen from the next response
+    on."""
+
+    seen: tuple[FileVersion, ...] = ()
+    withheld: tuple[MemoryFile, ...] = ()
+    shown: tuple[FileVersion, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ._types import (
     Operation,
     PromptSource,
     ScanPolicy,
+    SessionState,
     ToolDefinition,
     ToolRefusal,
     ToolSuccess,
@@ -112,8 +113,34 @@ def tool_outcome(value: Variant) -> ToolSuccess | ToolRefusal:
             result=write_result(p.result),
             events=tuple(event(e) for e in p.events),
         )
-    shown = None if p.shown is None else FileVersion(FILE_FROM_WIT[p.shown.file], p.shown.sha256)
+    shown = None if p.shown is None else file_version(p.shown)
     return ToolRefusal(p.message, get(p, "is_user_visible"), shown)
+
+
+def file_version(value: Any) -> FileVersion:
+    return FileVersion(FILE_FROM_WIT[value.file], value.sha256)
+
+
+def file_version_record(version: FileVersion) -> Record:
+    return record(file=FILE_TO_WIT[MemoryFile(version.file)], sha256=version.sha256)
+
+
+def session_state(value: Any) -> SessionState:
+    """A WIT `session`, as the component returned it."""
+    return SessionState(
+        seen=tuple(file_version(v) for v in value.seen),
+        withheld=tuple(FILE_FROM_WIT[f] for f in value.withheld),
+        shown=tuple(file_version(v) for v in value.shown),
+    )
+
+
+def session(state: SessionState) -> Record:
+    """`state` as the WIT `session` to pass back to the component, unchanged."""
+    return record(
+        seen=[file_version_record(v) for v in state.seen],
+        withheld=[FILE_TO_WIT[MemoryFile(f)] for f in state.withheld],
+        shown=[file_version_record(v) for v in state.shown],
+    )
 
 
 def scan_policy(policy: ScanPolicy) -> Record:

@@ -1,5 +1,6 @@
 """Exceptions. A store refusal is a `ValueError` (as in the reference implementation)
-whose text is the component's own `describe-error`; in every case nothing on disk changed."""
+whose text is the component's own `describe-error`; a refusal changed nothing on disk.
+A `ComponentTrap` does not say whether a write landed (see there)."""
 
 from __future__ import annotations
 
@@ -134,8 +135,12 @@ class MemoryTooLarge(MemoryStoreError):
 
 
 class ComponentTrap(RuntimeError):
-    """The component ran out of fuel or memory, or hit a bug. Nothing on disk changed,
-    and the next call runs on a fresh instance."""
+    """The component ran out of fuel or memory, or hit a bug; the next call runs on a
+    fresh instance. A read changed nothing. A write may have landed: the file holds its
+    old bytes, or its new ones if the trap came after the rename that makes the write
+    visible (never a mix), and no lock or temporary file is left. Nothing reports which:
+    read the file (against what it held before the call) to know before retrying, since
+    retrying an add that landed adds the entry twice."""
 
 
 class MetisWorkspaceError(OSError):

@@ -25,12 +25,14 @@ from ._types import (
     Limits,
     MemoryFile,
     ScanPolicy,
+    SessionState,
     ToolDefinition,
     ToolOutcome,
     ToolRefusal,
     WriteResult,
 )
 from .errors import ComponentTrap, MetisWorkspaceError
+from .session import MemorySession
 
 T = TypeVar("T")
 
@@ -41,10 +43,11 @@ class _Access(Enum):
 
 
 class _Refused(Exception):
-    """A tool refusal on its way out of a write: it counts as a failed write."""
+    """A tool refusal on its way out of a write: it counts as a failed write. `value` is
+    what the call returns (the refusal, or the refusal and the session after it)."""
 
-    def __init__(self, refusal: ToolRefusal) -> None:
-        self.refusal = refusal
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 @functools.cache
@@ -175,9 +178,10 @@ class MemoryStore:
         scan: ScanPolicy | None = None,
     ) -> ToolOutcome:
         """Runs one tool call; `input` is its JSON text (or a mapping, sent as JSON).
-        A refusal is returned as a `ToolRefusal` and changed nothing. `seen` holds the
-        versions the model has seen, `withheld` the files kept from it."""
-        text = input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
+        A refusal is returned as a `ToolRefusal` and changed nothing (a `ComponentTrap`
+        may not have: see there). `seen` holds the versions the model has seen, `withheld`
+        the files kept from it; an agent host keeps them with a `session()` instead."""
+        text = _tool_input(input)
         withheld = [_wit.FILE_TO_WIT[MemoryFile(f)] for f in withheld]
         args: tuple[Any, ...]
         if seen is None and not withheld:
@@ -188,10 +192,7 @@ class MemoryStore:
         else:
             options = _wit.record(
                 scan=_wit.scan_policy(scan or ScanPolicy()),
-                seen=[
-                    _wit.record(file=_wit.FILE_TO_WIT[v.file], sha256=v.sha256)
-                    for v in _versions(seen)
-                ],
+                seen=[_wit.file_version_record(v) for v in _versions(seen)],
                 withheld=withheld,
             )
             function, args = "call-with-options", (name, text, options)
@@ -205,7 +206,61 @@ class MemoryStore:
         try:
             return self._run(_Access.WRITE, op)
         except _Refused as refused:
-            return refused.refusal
+            outcome: ToolOutcome = refused.value
+            return outcome
+
+    # Sessions
+
+    def session(
+        self, *, audit: AuditPolicy | str = AuditPolicy.OMIT, scan: ScanPolicy | None = None
+    ) -> MemorySession:
+        """A model's conversation with this workspace's memory, held to what it has seen:
+        compose the prompt with `system_prompt` before every model call and run the model's
+        tool calls with `call_tool`, and a consolidate based on an old version is refused
+        with the current content shown. Prompts are audited under `audit` (a file the
+        memory audit flags is left out and withheld from the tools by default), tool calls
+        scanned under `scan` (both parts by default). One per conversation."""
+        return MemorySession(self, AuditPolicy(audit), scan or ScanPolicy())
+
+    def _compose_session_prompt(
+        self, base: str, audit: AuditPolicy
+    ) -> tuple[ComposedPrompt, SessionState]:
+        """The component's `compose-session-prompt`, on the kept read instance."""
+        value = self._store(
+            _Access.READ, MemoryFile.MEMORY, "compose-session-prompt", base, audit.value
+        )
+        return _wit.composed_prompt(value.prompt), _wit.session_state(value.session)
+
+    def _call_in_session(
+        self,
+        name: str,
+        input: str | Mapping[str, Any],
+        scan: ScanPolicy,
+        state: SessionState,
+    ) -> tuple[ToolOutcome, SessionState]:
+        """The component's `call-in-session`, as a write on a fresh instance: the outcome
+        and the session after it. A trap raises, and no session comes back."""
+        args = (name, _tool_input(input), _wit.scan_policy(scan), _wit.session(state))
+
+        def op(exports: Exports) -> tuple[ToolOutcome, SessionState]:
+            value = exports(TOOLS, "call-in-session", *args)
+            result = _wit.tool_outcome(value.outcome), _wit.session_state(value.session)
+            if isinstance(result[0], ToolRefusal):
+                raise _Refused(result)
+            return result
+
+        try:
+            return self._run(_Access.WRITE, op)
+        except _Refused as refused:
+            after: tuple[ToolOutcome, SessionState] = refused.value
+            return after
+
+    def _next_response(self, state: SessionState) -> SessionState:
+        """The component's `next-response` (it reads no file), on the kept read instance."""
+        value = self._run(
+            _Access.READ, lambda exports: exports(TOOLS, "next-response", _wit.session(state))
+        )
+        return _wit.session_state(value)
 
     # The host's duties
 
@@ -213,7 +268,11 @@ class MemoryStore:
         """A `store` call about `file`; a refusal raises with the component's own text."""
         file = MemoryFile(file)
         wit_file = _wit.FILE_TO_WIT[file]
-        takes_file = function not in ("assemble-system-prompt", "compose-system-prompt")
+        takes_file = function not in (
+            "assemble-system-prompt",
+            "compose-system-prompt",
+            "compose-session-prompt",
+        )
         call_args = (wit_file, *args) if takes_file else args
 
         def op(exports: Exports) -> Any:
@@ -337,6 +396,11 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.workspace_path!r})"
+
+
+def _tool_input(input: str | Mapping[str, Any]) -> str:
+    """A tool call's input as JSON text: given as text, or a mapping sent as JSON."""
+    return input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
 
 
 def _versions(

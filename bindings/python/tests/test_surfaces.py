@@ -1,0 +1,152 @@
+"""The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
+against the installed package: one case per row, each session (`"A"`, `"B"`) a
+`MemoryStore.session()` of its own `MemoryStore` on the row's workspace. A step, or an
+`expect`, with a key this driver does not know fails the row, naming the key."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import metis_memory
+from metis_memory import MemorySession, MemoryStore
+
+ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
+TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
+
+# Each step's kind (the key that names it), with every key it may have and the checks
+# its `expect` may hold.
+STEPS: dict[str, tuple[set[str], set[str]]] = {
+    "open": ({"open", "expect"}, {"prompt_contains", "prompt_lacks"}),
+    "call": ({"call", "tool", "input", "expect"}, {"ok", "text_contains", "text_lacks"}),
+    "next_response": ({"next_response"}, set()),
+    "file": ({"file", "is"}, set()),
+    "version": ({"version"}, set()),
+}
+ROW_KEYS = {"name", "covers", "given", "steps"}
+
+
+def load_rows() -> list[Any]:
+    if not TABLE.is_file():
+        return []
+    rows = json.loads(TABLE.read_text())["behaviours"]
+    return [pytest.param(row, id=row.get("name", f"row {i + 1}")) for i, row in enumerate(rows)]
+
+
+ROWS = load_rows()
+
+
+def test_the_table_is_found() -> None:
+    assert ROWS, f"no behaviours in {TABLE}: set METIS_REPO_ROOT"
+
+
+class RowFailed(AssertionError):
+    pass
+
+
+def check_texts(expect: dict[str, Any], prefix: str, text: str) -> None:
+    """`text` against `expect`'s `{prefix}_contains` and `{prefix}_lacks` lists."""
+    for wanted in expect.get(f"{prefix}_contains", ()):
+        if wanted not in text:
+            raise RowFailed(f"the {prefix} lacks {wanted!r}: {text!r}")
+    for unwanted in expect.get(f"{prefix}_lacks", ()):
+        if unwanted in text:
+            raise RowFailed(f"the {prefix} holds {unwanted!r}: {text!r}")
+
+
+def wit_version(path: Path) -> str:
+    """The version of the WIT package declared in `path` (`package metis:memory@X;`)."""
+    found = re.search(r"^package metis:memory@([^;\s]+);", path.read_text(), re.M)
+    if found is None:
+        raise RowFailed(f"no `package metis:memory@…;` line in {path}")
+    return found.group(1)
+
+
+class Driver:
+    """The package as a surface: sessions by name, all on the workspace at `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sessions: dict[str, MemorySession] = {}
+
+    def session(self, name: str) -> MemorySession:
+        if name not in self.sessions:
+            raise RowFailed(f"session {name!r} was never opened")
+        return self.sessions[name]
+
+    def run(self, row: dict[str, Any]) -> None:
+        for key in row:
+            if key not in ROW_KEYS:
+                raise RowFailed(f"this driver does not know the row key {key!r}")
+        metis = self.root / ".metis"
+        for file, text in row.get("given", {}).items():
+            metis.mkdir(exist_ok=True)
+            (metis / file).write_bytes(text.encode())
+        for index, step in enumerate(row["steps"], 1):
+            try:
+                self.step(step)
+            except RowFailed as failed:
+                raise RowFailed(f"step {index} {json.dumps(step)}: {failed}") from None
+
+    def step(self, step: dict[str, Any]) -> None:
+        kinds = [kind for kind in STEPS if kind in step]
+        if len(kinds) != 1:
+            known = {key for keys, _ in STEPS.values() for key in keys}
+            unknown = [key for key in step if key not in known]
+            if unknown:
+                raise RowFailed(f"this driver does not know the step key {unknown[0]!r}")
+            raise RowFailed(f"a step is one of {sorted(STEPS)}, not keys {sorted(step)}")
+        kind = kinds[0]
+        keys, checks = STEPS[kind]
+        for key in step:
+            if key not in keys:
+                raise RowFailed(f"this driver does not know the step key {key!r}")
+        expect = step.get("expect", {})
+        for key in expect:
+            if key not in checks:
+                raise RowFailed(f"this driver does not know the {kind} check {key!r}")
+
+        if kind == "open":
+            # What a host does before a model call: a session, and the prompt composed.
+            session = MemoryStore(self.root).session()
+            prompt = session.system_prompt("")
+            self.sessions[step["open"]] = session
+            check_texts(expect, "prompt", prompt.text)
+        elif kind == "call":
+            outcome = self.session(step["call"]).call_tool(step["tool"], step["input"])
+            wrote = not outcome.is_error
+            text = outcome.message if outcome.is_error else outcome.text
+            if "ok" in expect and expect["ok"] != wrote:
+                raise RowFailed(f"expected ok={expect['ok']}, got ok={wrote}: {text!r}")
+            check_texts(expect, "text", text)
+        elif kind == "next_response":
+            self.session(step["next_response"]).next_response()
+        elif kind == "file":
+            path = self.root / ".metis" / step["file"]
+            data = path.read_bytes() if path.exists() else None
+            if data != step["is"].encode():
+                shown = "missing" if data is None else repr(data.decode(errors="replace"))
+                raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
+        elif kind == "version":
+            wanted = wit_version(ROOT / step["version"])
+            if metis_memory.__version__ != wanted:
+                raise RowFailed(
+                    f"the package reports version {metis_memory.__version__}, "
+                    f"{step['version']} says {wanted}"
+                )
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_behaviour(tmp_path: Path, row: dict[str, Any]) -> None:
+    try:
+        Driver(tmp_path).run(row)
+    except RowFailed as failed:
+        message = f"{row.get('name')}: {failed}"
+    else:
+        return
+    pytest.fail(message, pytrace=False)
