@@ -34,6 +34,11 @@ impl MetisDir {
         )
     }
 
+    /// The pre-opened `.metis/`, if the host pre-opened one.
+    pub fn descriptor(&self) -> Option<&Descriptor> {
+        self.0.as_ref()
+    }
+
     /// The file's status, or `None` when it does not exist. Anything but a regular file
     /// (a symlink included, since links are not followed) is an error, and so is a file
     /// with another hard link: that name may be outside `.metis/` (the store's own

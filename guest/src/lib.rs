@@ -108,6 +108,12 @@ impl Guest for Component {
         Ok(write_file(core_file, edit, vet)?.into())
     }
 
+    fn recover_after_trap() {
+        if let Some(dir) = MetisDir::open().descriptor() {
+            lock::recover_after_trap(dir);
+        }
+    }
+
     fn soft_cap(file: MemoryFile) -> u64 {
         core::MemoryFile::from(file).soft_cap()
     }

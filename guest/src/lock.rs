@@ -11,7 +11,7 @@ use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
     BREAK_LEASE_NANOS, LEASE_NANOS, OWNER_TEXT_BYTES, WAIT_NANOS, aside_name, backoff_nanos,
     break_lock_name, lease_expired, lock_name, may_commit, owner_text, parse_owner,
-    pending_lock_name, watched_too_long,
+    pending_lock_name, temp_name, watched_too_long,
 };
 use wasip2::clocks::{monotonic_clock, wall_clock};
 use wasip2::filesystem::types::{
@@ -238,8 +238,14 @@ fn remove_if_owned(dir: &Descriptor, file: MemoryFile, name: &str, owner: Option
     if dir.rename_at(name, dir, &aside).is_err() {
         return;
     }
-    if read_owner(dir, &aside) != owner {
-        let put_back = dir.link_at(PathFlags::empty(), &aside, dir, name);
+    settle(dir, &aside, name, owner);
+}
+
+/// Removes the lock moved to `aside`, putting it back at `name` first unless its owner is
+/// `owner` (a lock taken at `name` meanwhile stays).
+fn settle(dir: &Descriptor, aside: &str, name: &str, owner: Option<u64>) {
+    if read_owner(dir, aside) != owner {
+        let put_back = dir.link_at(PathFlags::empty(), aside, dir, name);
         if matches!(
             put_back,
             Err(ErrorCode::NotPermitted
@@ -248,11 +254,39 @@ fn remove_if_owned(dir: &Descriptor, file: MemoryFile, name: &str, owner: Option
                 | ErrorCode::TooManyLinks)
         ) {
             // No hard links: a rename puts it back, over a lock taken meanwhile if any.
-            let _ = dir.rename_at(&aside, dir, name);
+            let _ = dir.rename_at(aside, dir, name);
             return;
         }
     }
-    let _ = dir.unlink_file_at(&aside);
+    let _ = dir.unlink_file_at(aside);
+}
+
+/// Removes what a call with this instance's owner token left in `.metis/` when its
+/// instance trapped: its lock (moved aside and inspected first, put back if it turns out
+/// to be another writer's), its pending lock and its temporary file. Anything else
+/// planted at the lock's name is left where it is.
+pub fn recover_after_trap(dir: &Descriptor) {
+    let token = owner_token();
+    for file in MemoryFile::ALL {
+        let name = lock_name(file);
+        // The call trapped while releasing its lock or breaking a stale one, both of
+        // which move the lock to this call's aside name first: it may be another
+        // writer's, which goes back.
+        let aside = aside_name(file, token);
+        if is_regular(dir, &aside) {
+            settle(dir, &aside, &name, Some(token));
+        }
+        if is_regular(dir, &name) {
+            remove_if_owned(dir, file, &name, Some(token), token);
+        }
+        let _ = dir.unlink_file_at(&pending_lock_name(file, token));
+        let _ = dir.unlink_file_at(&temp_name(file, token));
+    }
+}
+
+fn is_regular(dir: &Descriptor, name: &str) -> bool {
+    dir.stat_at(PathFlags::empty(), name)
+        .is_ok_and(|stat| stat.type_ == DescriptorType::RegularFile)
 }
 
 /// What stands at the lock's name if it is not a regular file: no writer creates one (a

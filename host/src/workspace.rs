@@ -13,7 +13,6 @@ use crate::{
     ScanPolicy, SessionOutcome, SessionPrompt, SessionState, StoreError, ToolDefinition,
     ToolSuccess, WriteResult,
 };
-use metis_memory_core as core;
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
 /// interface; each reads the files fresh, so changes made elsewhere are always seen.
@@ -364,7 +363,7 @@ impl Workspace {
             };
             let outcome = with_instance(call, &f).and_then(|result| result);
             if access == Access::Write {
-                self.after_write(&outcome, owner, created);
+                self.after_write(&outcome, owner, opened.as_ref(), created);
                 let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap(_)));
                 if failed && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
                     continue;
@@ -383,41 +382,36 @@ impl Workspace {
         }
     }
 
-    /// Undoes what a failed write left: the lock and temporary file of an instance that
-    /// trapped while holding them, then a `.metis/` this call created. `remove_dir` only
-    /// removes an empty directory, so anything another writer put there meanwhile stays;
-    /// a writer that found it empty and had not written yet runs again (see `run`).
-    fn after_write<T>(&self, outcome: &Result<T, Error>, owner: u64, created: bool) {
-        if matches!(outcome, Err(Error::Trap(_))) {
-            self.clean_up_after_trap(owner);
+    /// Undoes what a failed write left: what an instance that trapped left in `.metis/`
+    /// (the component's `recover-after-trap`, on a fresh instance with the trapped call's
+    /// owner token), then a `.metis/` this call created. `remove_dir` only removes an
+    /// empty directory, so anything another writer put there meanwhile stays; a writer
+    /// that found it empty and had not written yet runs again (see `run`).
+    fn after_write<T>(
+        &self,
+        outcome: &Result<T, Error>,
+        owner: u64,
+        opened: Option<&OpenedDir>,
+        created: bool,
+    ) {
+        if let (Err(Error::Trap(_)), Some(dir)) = (outcome, opened) {
+            let call = Call {
+                metis_dir: Some(dir.path.as_path()),
+                read_only: false,
+                // The host's own clean-up, not the caller's call: the caller's limits
+                // may be what the trapped call ran out of.
+                limits: Limits::default(),
+                owner,
+                #[cfg(feature = "fault-injection")]
+                fault_hook: None,
+            };
+            // If even this traps, the lock is left to expire: a lease, as after a crash.
+            let _ = with_instance(call, |store, memory| {
+                memory.metis_memory_store().call_recover_after_trap(store)
+            });
         }
         if created && outcome.is_err() {
             let _ = fs::remove_dir(self.metis_dir());
-        }
-    }
-
-    /// A trapped instance cannot release its lock or remove its temporary file; both are
-    /// named after `owner`, so exactly this call's are removed. The lock is moved aside
-    /// to this call's own name before it is inspected (never followed if it is a link,
-    /// never read beyond a token's length), so what is removed is what was inspected; a
-    /// lock that turns out to be another writer's is put back.
-    fn clean_up_after_trap(&self, owner: u64) {
-        let metis = self.metis_dir();
-        for file in core::MemoryFile::ALL {
-            let lock = metis.join(core::lock::lock_name(file));
-            let aside = metis.join(core::lock::aside_name(file, owner));
-            // Only a regular file can be a trapped call's lock; anything else planted
-            // there (a directory, a link, a FIFO) is left exactly where it is.
-            let regular = fs::symlink_metadata(&lock).is_ok_and(|meta| meta.file_type().is_file());
-            if regular && fs::rename(&lock, &aside).is_ok() && lock_owner(&aside) != Some(owner) {
-                // Another writer's: put it back, unless a new lock was taken meanwhile.
-                let _ = fs::hard_link(&aside, &lock);
-            }
-            // The aside name is this call's own (the trapped guest may have moved its lock
-            // there itself while releasing it): whatever file is there is ours to remove.
-            let _ = fs::remove_file(&aside);
-            let _ = fs::remove_file(metis.join(core::lock::pending_lock_name(file, owner)));
-            let _ = fs::remove_file(metis.join(core::lock::temp_name(file, owner)));
         }
     }
 
@@ -555,30 +549,4 @@ fn identity(meta: &fs::Metadata) -> (u64, u64) {
         let _ = meta;
         (0, 0)
     }
-}
-
-/// The owner token in the lock file at `path`, if it is a regular file (not followed if
-/// it is a link) whose first bytes are an owner text.
-fn lock_owner(path: &Path) -> Option<u64> {
-    use std::io::Read;
-    #[cfg(unix)]
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        fs::File::options()
-            .read(true)
-            // Not through a link; and a FIFO planted there must not block the open.
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-            .ok()?
-    };
-    #[cfg(not(unix))]
-    let file = fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut content = Vec::new();
-    file.take(core::lock::OWNER_TEXT_BYTES)
-        .read_to_end(&mut content)
-        .ok()?;
-    core::lock::parse_owner(&content)
 }

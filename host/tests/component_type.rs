@@ -76,6 +76,7 @@ fn exports_store_and_tools_by_their_wit_names() {
             "replacement",
             "expected-content",
             "write-scanned",
+            "recover-after-trap",
             "read",
             "exists",
             "size-bytes",
