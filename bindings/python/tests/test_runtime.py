@@ -78,7 +78,7 @@ def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
     assert sweep() == set()
     # Without the clean-up, some of those traps leave the call's lock or temporary file:
     # so the sweep does reach the moments the clean-up is for.
-    monkeypatch.setattr(_runtime, "clean_up_after_trap", lambda metis, owner: None)
+    monkeypatch.setattr(_runtime, "recover_after_trap", lambda metis, owner: None)
     assert any(name.endswith(".lock") for name in sweep())
 
 
@@ -94,7 +94,7 @@ def test_the_clean_up_removes_only_the_trapped_calls_own_entries(tmp_path: Path)
     (metis / f".MEMORY.md.{TOKEN:016x}.tmp").write_bytes(b"half")
     (metis / f".USER.md.lock.{TOKEN:016x}").write_bytes(owner_text(TOKEN))
     (metis / f".USER.md.{TOKEN + 1:016x}.tmp").write_bytes(b"another writer's")
-    _runtime.clean_up_after_trap(metis, TOKEN)
+    _runtime.recover_after_trap(metis, TOKEN)
     assert snapshot(metis)[1] == {
         ".USER.md.lock": ("file", owner_text(TOKEN + 1)),
         f".USER.md.{TOKEN + 1:016x}.tmp": ("file", b"another writer's"),
@@ -107,7 +107,7 @@ def test_the_clean_up_settles_a_lock_the_trapped_call_had_moved_aside(tmp_path: 
     # Releasing its own lock, and breaking another writer's, when it trapped.
     (metis / f".MEMORY.md.lock.{TOKEN:016x}.aside").write_bytes(owner_text(TOKEN))
     (metis / f".USER.md.lock.{TOKEN:016x}.aside").write_bytes(owner_text(TOKEN + 1))
-    _runtime.clean_up_after_trap(metis, TOKEN)
+    _runtime.recover_after_trap(metis, TOKEN)
     assert snapshot(metis)[1] == {".USER.md.lock": ("file", owner_text(TOKEN + 1))}
 
 
@@ -128,25 +128,10 @@ def test_the_clean_up_leaves_a_planted_entry_at_the_lock_name(tmp_path: Path, pl
         case "fifo":
             os.mkfifo(lock)
     before = snapshot(metis)
-    _runtime.clean_up_after_trap(metis, TOKEN)
+    _runtime.recover_after_trap(metis, TOKEN)
     assert snapshot(metis) == before
     assert outside.read_bytes() == owner_text(TOKEN)
 
-
-def test_lock_owner_reads_a_token_and_nothing_through_links_or_fifos(tmp_path: Path) -> None:
-    lock = tmp_path / "lock"
-    lock.write_bytes(owner_text(TOKEN))
-    assert _runtime.lock_owner(lock) == TOKEN
-    lock.write_bytes(owner_text(TOKEN)[:-1])
-    assert _runtime.lock_owner(lock) is None
-    lock.write_bytes(b"0123456789abcdeg\n")
-    assert _runtime.lock_owner(lock) is None
-    link = tmp_path / "link"
-    link.symlink_to("/dev/zero")
-    assert _runtime.lock_owner(link) is None
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    assert _runtime.lock_owner(fifo) is None  # returns at once: opened without blocking
 
 
 def test_concurrent_writers_in_threads_lose_nothing(tmp_path: Path) -> None:

@@ -328,7 +328,7 @@ class KeptInstance:
     `KEPT_MEMORY_BYTES`, and used only while `.metis/` is the directory it opened; the
     guest keeps nothing between calls, so every call reads the files from disk. Only
     reads run on it: a write's instance carries its own owner token, by which the lock and
-    temporary file of a write that trapped are found (`clean_up_after_trap`)."""
+    temporary file of a write that trapped are found (`recover_after_trap`)."""
 
     def __init__(self) -> None:
         # Reentrant: a signal handler or finaliser reading memory on the thread that holds
@@ -403,77 +403,16 @@ class KeptInstance:
                 self._kept = kept
 
 
-OWNER_TEXT_BYTES = 17
-MEMORY_FILE_NAMES = ("MEMORY.md", "USER.md")
-
-
-def lock_owner(path: Path) -> int | None:
-    """The owner token in the lock file at `path`: only a regular file (never followed if
-    it is a link, never blocking on a FIFO), and never more than a token's length read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        content = os.read(fd, OWNER_TEXT_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    hex_digits = content[:-1]
-    if not content.endswith(b"\n") or len(hex_digits) != 16:
-        return None
-    if not all(c in b"0123456789abcdefABCDEF" for c in hex_digits):
-        return None
-    return int(hex_digits, 16)
-
-
-def clean_up_after_trap(metis: Path, owner: int) -> None:
-    """Removes what a trapped instance holding `owner` left: its lock (moved aside to this
-    call's own name first, so what is removed is what was inspected; another writer's is
-    put back), a lock it had itself moved aside when it trapped, its pending lock and its
-    temporary file. Only regular files are touched: anything else at those names (a
-    directory, a link, a FIFO) is left where it is."""
-    token = f"{owner:016x}"
-    for name in MEMORY_FILE_NAMES:
-        lock = metis / f".{name}.lock"
-        aside = metis / f".{name}.lock.{token}.aside"
-        # The instance trapped while releasing or breaking a lock, which it moves aside first.
-        if _is_regular(aside):
-            _settle(aside, lock, owner)
-        if _is_regular(lock):
-            try:
-                os.rename(lock, aside)
-            except OSError:
-                pass
-            else:
-                _settle(aside, lock, owner)
-        _unlink(metis / f".{name}.lock.{token}")
-        _unlink(metis / f".{name}.{token}.tmp")
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _settle(aside: Path, lock: Path, owner: int) -> None:
-    """Removes the lock moved to `aside`; another writer's is put back first, unless a new
-    lock was taken meanwhile."""
-    if lock_owner(aside) != owner:
-        try:
-            os.link(aside, lock)
-        except OSError:
-            pass
-    _unlink(aside)
-
-
-def _unlink(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+def recover_after_trap(metis: Path | str, owner: int) -> None:
+    """The component's `recover-after-trap`, on a fresh instance given the trapped call's
+    `owner` token: it removes what that call left in `.metis/` (its lock, moved aside and
+    inspected first and put back if it is another writer's; its pending lock; its temporary
+    file) and nothing else. The host's own clean-up, so it runs under the default limits,
+    not the caller's, which may be what the trapped call ran out of."""
+    with_instance(
+        lambda exports: exports(STORE, "recover-after-trap"),
+        metis_dir=metis,
+        read_only=False,
+        limits=Limits(),
+        owner=owner,
+    )

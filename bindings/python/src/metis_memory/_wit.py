@@ -184,6 +184,8 @@ def store_error(error: Variant, message: str, file: MemoryFile) -> errors.Memory
             )
         case "flagged":
             return errors.MemoryFlagged(message, FILE_FROM_WIT[p.file], findings(p.findings))
+        case "poisoned":
+            return errors.MemoryPoisoned(message, FILE_FROM_WIT[p.file], p.rule)
         case "too-large":
             return errors.MemoryTooLarge(
                 message, FILE_FROM_WIT[p.file], get(p, "size_bytes"), get(p, "limit_bytes")

@@ -134,6 +134,17 @@ class MemoryTooLarge(MemoryStoreError):
         self.limit_bytes = limit_bytes
 
 
+class MemoryPoisoned(MemoryStoreError):
+    """A scanned write (`store.write-scanned`) was refused by the memory poisoning scan:
+    `rule` matched; the message says what and where. Nothing was written."""
+
+    kind = "poisoned"
+
+    def __init__(self, message: str, file: MemoryFile, rule: str) -> None:
+        super().__init__(message, file)
+        self.rule = rule
+
+
 class ComponentTrap(RuntimeError):
     """The component ran out of fuel or memory, or hit a bug; the next call runs on a
     fresh instance. A read changed nothing. A write may have landed: the file holds its

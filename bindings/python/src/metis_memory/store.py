@@ -314,8 +314,12 @@ class MemoryStore:
             done = True
             return result
         except ComponentTrap:
-            if writes:
-                _runtime.clean_up_after_trap(metis, owner)
+            if writes and opened is not None:
+                # If even this traps, the lock is left to expire: a lease, as after a crash.
+                try:
+                    _runtime.recover_after_trap(opened.path, owner)
+                except ComponentTrap:
+                    pass
             raise
         finally:
             if opened is not None:
