@@ -1,4 +1,8 @@
-// Types for metis-memory (the `metis:memory@0.2.0` component, for Node).
+// Types for metis-memory (the `metis:memory@0.3.0` component, for Node).
+
+/** This package's version: the release's (the WIT package's, `wit/world.wit`), read from
+ * the package's own package.json. */
+export const version: string;
 
 /** One of the two byte-budgeted memory files in a workspace's `.metis/`. */
 export type MemoryFileName = "MEMORY.md" | "USER.md";
@@ -107,9 +111,61 @@ export interface OpenOptions {
   /** Use `.metis` even when it is a symbolic link (refused by default: a cloned
    * repository could point it at another project's memory, or anywhere). */
   followMetisLink?: boolean;
-  /** What one call may use; exceeding either is a {@link TrapError} that changes nothing.
-   * Defaults: {@link DEFAULT_LIMITS}. */
+  /** Pre-open `.metis/` read-only for every call (for agents that may consult memory but
+   * not edit it): reads work; every write fails with an `io` {@link StoreError} (a
+   * {@link ToolError} from a tool call) whose text says why, and changes nothing; no
+   * `.metis/` is created. */
+  readOnly?: boolean;
+  /** What one call may use; exceeding either is a {@link TrapError} (see there for what a
+   * trapped write leaves). Defaults: {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
+}
+
+/** What the model of one conversation has seen, as the component last returned it: the
+ * state its next tool call is held to. The component moves it; a host only keeps it. */
+export interface SessionState {
+  /** The version of each file the model has seen whole: a `memory_consolidate` of a
+   * listed file is refused (showing the current content) unless it is still that version. */
+  readonly seen: readonly Readonly<FileVersion>[];
+  /** Files the audit kept out of the model's context: every tool write to them is refused. */
+  readonly withheld: readonly MemoryFileName[];
+  /** Versions refusals of the current model response showed it, seen from the next
+   * response on. */
+  readonly shown: readonly Readonly<FileVersion>[];
+}
+
+export interface SessionOptions {
+  /** What prompt composition does with a file the memory audit flags. Default `"omit"`:
+   * it is left out of the prompt, and the tools refuse to write it. */
+  audit?: AuditPolicy;
+  /** The memory poisoning scan's parts for tool calls (both on by default). */
+  scan?: { invisibleCharacters?: boolean; injectionPatterns?: boolean };
+}
+
+/** A model's conversation with a workspace's memory ({@link Workspace.session}): compose
+ * the prompt with {@link Session.systemPrompt} before every model call and run the
+ * model's tool calls with {@link Session.callTool}; a `memory_consolidate` the model based
+ * on an old version is refused, with the current content shown to it. How the session
+ * moves is decided in the component; this only keeps it between calls. */
+export interface Session {
+  readonly workspace: Workspace;
+  /** The audit policy prompts are composed under. */
+  readonly audit: AuditPolicy;
+  /** What the model has seen (frozen); a call that throws leaves it as it was. */
+  readonly state: SessionState;
+  /** The system prompt for the next model call (`base`, then the memory sections), with
+   * the versions it was composed from: the session starts again from what the model now
+   * sees. A store refusal ({@link FlaggedError} under `"refuse"`) leaves the session as
+   * it was. */
+  systemPrompt(base?: string): Promise<ComposedPrompt>;
+  /** Runs one of the model's tool calls on a fresh instance, held to what the model has
+   * seen; `input` is its JSON text or the parsed value. A refusal rejects with
+   * {@link ToolError} (and still moves the session: a stale consolidate's shows the
+   * current content). A {@link TrapError} leaves the session as it was. */
+  callTool(name: string, input: string | unknown): Promise<ToolSuccess>;
+  /** The model is asked again without a freshly composed prompt: what refusals of its last
+   * response showed it now counts as seen. */
+  nextResponse(): Promise<void>;
 }
 
 /** What one call of the component may use. */
@@ -133,6 +189,11 @@ export interface Workspace {
   readonly metisDir: string;
   /** The limits every call of this workspace runs under. */
   readonly limits: Readonly<Limits>;
+  /** Whether `.metis/` is pre-opened read-only ({@link OpenOptions.readOnly}). */
+  readonly readOnly: boolean;
+  /** A conversation with this workspace's memory, held to what its model has seen: what
+   * an agent host uses (see {@link Session}). */
+  session(options?: SessionOptions): Session;
   /** The file's text; `""` when missing. */
   read(file: MemoryFileName): Promise<string>;
   exists(file: MemoryFileName): Promise<boolean>;
@@ -161,8 +222,9 @@ export interface Workspace {
   audit(file: MemoryFileName): Promise<AuditFinding[]>;
   /** `memory_add`, `memory_replace`, `memory_consolidate`. */
   toolDefinitions(): Promise<ToolDefinition[]>;
-  /** Runs a tool call; `input` is its JSON text or the parsed value. A refusal rejects
-   * with {@link ToolError}. */
+  /** Runs a tool call outside any session; `input` is its JSON text or the parsed value.
+   * A refusal rejects with {@link ToolError}. `seen`/`withheld` hold it to versions the
+   * caller tracks itself; an agent host uses {@link Workspace.session} instead. */
   callTool(name: string, input: string | unknown, options?: CallToolOptions): Promise<ToolSuccess>;
 }
 
@@ -247,7 +309,11 @@ export class ToolError extends MemoryError {
   readonly shown: FileVersion | null;
 }
 
-/** The component trapped; nothing was written and the call's lock was cleaned up. */
+/** The component trapped (out of fuel or memory, or a bug); the call's lock and temporary
+ * file were cleaned up. A read changed nothing. A write may have landed: the file holds
+ * its old bytes, or its new ones if the trap came after the rename that makes the write
+ * visible (never a mix), and nothing says which: read the file (against what it held
+ * before the call) before retrying, since retrying an add that landed adds it twice. */
 export class TrapError extends MemoryError {}
 
 /** `.metis` is not usable: not a directory, a refused symbolic link, not creatable. */

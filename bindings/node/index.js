@@ -1,7 +1,10 @@
-// metis-memory for Node: the memory component (`metis:memory@0.2.0`), transpiled by jco,
+// metis-memory for Node: the memory component (`metis:memory@0.3.0`), transpiled by jco,
 // run on @bytecodealliance/preview2-shim in a sandbox that pre-opens only the workspace's
 // `.metis/`. Writes get a fresh instance each; reads share one kept as the Rust host keeps
-// it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls.
+// it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls. Reads,
+// and every call of a `readOnly` workspace, see `.metis/` through a read-only pre-open
+// (read-only.js). A session (session.js) keeps what the component decides a conversation
+// has seen between calls.
 
 import fs from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -11,6 +14,12 @@ import { fileURLToPath } from "node:url";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
 import { fuelSpent, meterCoreModule, setFuel } from "./meter.js";
+import { readOnlyFilesystem } from "./read-only.js";
+import { Session } from "./session.js";
+
+/** This package's version: the release's, stamped from the WIT package's
+ * (`wit/world.wit`) when the package is built. */
+export const version = JSON.parse(fs.readFileSync(new URL("./package.json", import.meta.url), "utf8")).version;
 
 /** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
 const GUEST_METIS_DIR = ".metis";
@@ -78,8 +87,12 @@ export class ToolError extends MemoryError {
   }
 }
 
-/** The component trapped (a guest panic, or a host call that threw). Nothing was
- * written; the call's lock and temporary file were cleaned up. */
+/** The component trapped (out of fuel or memory, a guest panic, or a host call that
+ * threw); the call's lock and temporary file were cleaned up, and the next call runs on a
+ * fresh instance. A read changed nothing. A write may have landed: the file holds its old
+ * bytes, or its new ones if the trap came after the rename that makes the write visible
+ * (never a mix), and nothing says which: read the file (against what it held before the
+ * call) before retrying, since retrying an add that landed adds the entry twice. */
 export class TrapError extends MemoryError {}
 
 /** `.metis` could not be used: not a directory, a refused symbolic link, or not
@@ -258,6 +271,58 @@ function componentErrorPayload(e) {
   return undefined;
 }
 
+/** A tool call's refusal, as this package throws it. */
+function toolError({ message, isUserVisible, shown }) {
+  return new ToolError(message, isUserVisible, shown ? fileVersion(shown) : null);
+}
+
+function fileVersion(v) {
+  return { file: FILE_NAME[v.file], sha256: v.sha256 };
+}
+
+function composedPrompt(composed) {
+  return {
+    text: composed.text,
+    sources: composed.sources.map((source) => ({
+      file: FILE_NAME[source.file],
+      sha256: source.sha256,
+      sizeBytes: Number(source.sizeBytes),
+      included: source.included,
+      findings: source.findings.map(finding),
+    })),
+  };
+}
+
+/** A session as the component returned it, as this package shows it (`Session.state`). */
+function sessionState(session) {
+  return Object.freeze({
+    seen: Object.freeze(session.seen.map((v) => Object.freeze(fileVersion(v)))),
+    withheld: Object.freeze(session.withheld.map((file) => FILE_NAME[file])),
+    shown: Object.freeze(session.shown.map((v) => Object.freeze(fileVersion(v)))),
+  });
+}
+
+const AUDIT_POLICIES = ["off", "report", "omit", "refuse"];
+
+function auditPolicy(audit) {
+  if (!AUDIT_POLICIES.includes(audit)) {
+    throw new TypeError(`audit must be "off", "report", "omit" or "refuse", got ${JSON.stringify(audit)}`);
+  }
+  return audit;
+}
+
+/** The poisoning scan's parts: both on unless turned off. */
+function scanPolicy(scan) {
+  return {
+    invisibleCharacters: scan?.invisibleCharacters ?? true,
+    injectionPatterns: scan?.injectionPatterns ?? true,
+  };
+}
+
+function toolInput(input) {
+  return typeof input === "string" ? input : JSON.stringify(input);
+}
+
 function seenVersions(seen) {
   if (seen === undefined) return [];
   const entries = Array.isArray(seen)
@@ -272,6 +337,7 @@ function seenVersions(seen) {
 class Workspace {
   #root;
   #followMetisLink;
+  #readOnly;
   #limits;
   /** The instance reads run on between calls, with the `.metis/` it sees (`metis`). */
   #kept;
@@ -279,7 +345,14 @@ class Workspace {
   constructor(root, options = {}) {
     this.#root = path.resolve(text(root, "workspace path"));
     this.#followMetisLink = options.followMetisLink === true;
+    this.#readOnly = options.readOnly === true;
     this.#limits = limitsOption(options.limits);
+  }
+
+  /** Whether `.metis/` is pre-opened read-only for every call: reads work, every write
+   * fails (an `io` StoreError, or a ToolError with its text) and changes nothing. */
+  get readOnly() {
+    return this.#readOnly;
   }
 
   get root() {
@@ -347,22 +420,8 @@ class Workspace {
 
   async composeSystemPrompt(base = "", audit = "off") {
     text(base, "base");
-    if (!["off", "report", "omit", "refuse"].includes(audit)) {
-      throw new TypeError(`audit must be "off", "report", "omit" or "refuse", got ${JSON.stringify(audit)}`);
-    }
-    return this.#store("read", "MEMORY.md", (s) => {
-      const composed = s.composeSystemPrompt(base, audit);
-      return {
-        text: composed.text,
-        sources: composed.sources.map((source) => ({
-          file: FILE_NAME[source.file],
-          sha256: source.sha256,
-          sizeBytes: Number(source.sizeBytes),
-          included: source.included,
-          findings: source.findings.map(finding),
-        })),
-      };
-    });
+    auditPolicy(audit);
+    return this.#store("read", "MEMORY.md", (s) => composedPrompt(s.composeSystemPrompt(base, audit)));
   }
 
   async audit(file) {
@@ -381,12 +440,9 @@ class Workspace {
 
   async callTool(name, input, options = {}) {
     text(name, "name");
-    const inputText = typeof input === "string" ? input : JSON.stringify(input);
+    const inputText = toolInput(input);
     const { seen, withheld, scan } = options;
-    const policy = {
-      invisibleCharacters: scan?.invisibleCharacters ?? true,
-      injectionPatterns: scan?.injectionPatterns ?? true,
-    };
+    const policy = scanPolicy(scan);
     const callOptions =
       seen === undefined && withheld === undefined
         ? undefined
@@ -401,13 +457,43 @@ class Workspace {
       } catch (e) {
         const refused = componentErrorPayload(e);
         if (!refused) throw e;
-        const { message, isUserVisible, shown } = refused.payload;
-        throw new ToolError(
-          message,
-          isUserVisible,
-          shown ? { file: FILE_NAME[shown.file], sha256: shown.sha256 } : null,
-        );
+        throw toolError(refused.payload);
       }
+    });
+  }
+
+  /** A conversation with this workspace's memory: prompts composed under `audit`, tool
+   * calls scanned under `scan` and held to what the model has seen (session.js). */
+  session({ audit = "omit", scan } = {}) {
+    auditPolicy(audit);
+    const policy = scanPolicy(scan);
+    // Each runs the component and keeps the session it returns in one synchronous step
+    // (`keep`), so concurrent calls of one session each take the one before's session.
+    return new Session(this, audit, {
+      systemPrompt: (base, keep) => {
+        text(base, "base");
+        return this.#store("read", "MEMORY.md", (s) => {
+          const { prompt, session } = s.composeSessionPrompt(base, audit);
+          keep(session, sessionState(session));
+          return composedPrompt(prompt);
+        });
+      },
+      callTool: async (name, input, kept, keep) => {
+        text(name, "name");
+        const inputText = toolInput(input);
+        const outcome = await this.#run("write", (root) => {
+          const { outcome, session } = root.tools.callInSession(name, inputText, policy, kept());
+          keep(session, sessionState(session));
+          return outcome;
+        });
+        if (outcome.tag === "err") throw toolError(outcome.val);
+        return toolSuccess(outcome.val);
+      },
+      nextResponse: (kept, keep) =>
+        this.#run("read", (root) => {
+          const session = root.tools.nextResponse(kept());
+          keep(session, sessionState(session));
+        }),
     });
   }
 
@@ -444,7 +530,7 @@ class Workspace {
     // Taken for this call, and put back only if it is still fit to use.
     this.#kept = undefined;
     try {
-      kept ??= { metis, ...this.#instantiate(modules, metis !== undefined, ownerToken()) };
+      kept ??= { metis, ...this.#instantiate(modules, metis !== undefined, ownerToken(), true) };
       const value = this.#call(kept, f);
       this.#keep(kept);
       return value;
@@ -460,14 +546,15 @@ class Workspace {
   }
 
   /** Runs the write `f` on a fresh instance with an owner token of its own, so that after
-   * a trap exactly its lock and temporary file can be told apart and removed. */
+   * a trap exactly its lock and temporary file can be told apart and removed. A read-only
+   * workspace's instance can change nothing, so nothing is cleaned up after it. */
   #write(modules, f) {
     const { present, created } = this.#prepare();
     const owner = ownerToken();
     try {
-      return this.#call(this.#instantiate(modules, present, owner), f);
+      return this.#call(this.#instantiate(modules, present, owner, this.#readOnly), f);
     } catch (e) {
-      if (e instanceof TrapError) this.#cleanUpAfterTrap(owner);
+      if (e instanceof TrapError && !this.#readOnly) this.#cleanUpAfterTrap(owner);
       if (created) {
         try {
           fs.rmdirSync(this.metisDir);
@@ -479,12 +566,14 @@ class Workspace {
     }
   }
 
-  /** A new instance that sees `.metis/` if it is `present`, and no environment but
-   * `owner`. Its guest core instance (`guest`) holds the fuel and the memory. */
-  #instantiate(modules, present, owner) {
+  /** A new instance that sees `.metis/` if it is `present` (through a read-only pre-open
+   * if `readOnly`), and no environment but `owner`. Its guest core instance (`guest`)
+   * holds the fuel and the memory. */
+  #instantiate(modules, present, owner, readOnly) {
     let guest;
     try {
       const shim = new WASIShim({
+        ...(readOnly ? { filesystem: readOnlyFilesystem } : {}),
         sandbox: {
           preopens: present ? { [GUEST_METIS_DIR]: this.metisDir } : {},
           env: { [OWNER_ENV]: owner },
@@ -555,9 +644,10 @@ class Workspace {
   }
 
   /** Whether `.metis/` is there for a write to pre-open, and whether this call created it:
-   * only a write creates it. */
+   * only a write to a workspace that is not read-only creates it. */
   #prepare() {
     if (this.#existingMetisDir()) return { present: true, created: false };
+    if (this.#readOnly) return { present: false, created: false };
     try {
       fs.mkdirSync(this.metisDir, { mode: 0o700 });
       return { present: true, created: true };
@@ -634,7 +724,7 @@ function lockOwner(file) {
 }
 
 /** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched
- * until a call is made. */
+ * until a call is made. Options: `followMetisLink`, `readOnly`, `limits`. */
 export function openWorkspace(root, options) {
   return new Workspace(root, options);
 }

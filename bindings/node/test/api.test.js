@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createHash } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import * as memory from "metis-memory";
 import { withHook } from "./shim-hooks.js";
 
@@ -22,6 +22,7 @@ const {
   ChangedError,
   FlaggedError,
   NotARegularFileError,
+  IoError,
   ToolError,
   TrapError,
   WorkspaceError,
@@ -54,6 +55,7 @@ test("the package under test is the tarball installed by scripts/test-node", () 
   // The published files, and nothing else of the source tree.
   const pkg = path.join(fs.realpathSync(install), "node_modules", "metis-memory");
   assert.ok(fs.existsSync(path.join(pkg, "index.d.ts")));
+  for (const module of ["session.js", "read-only.js", "meter.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
   assert.ok(fs.existsSync(path.join(pkg, "gen", "metis_memory.core.wasm")));
   assert.ok(!fs.existsSync(path.join(pkg, "test")));
   assert.ok(!fs.existsSync(path.join(pkg, "node_modules")));
@@ -77,6 +79,12 @@ test("the installed dependencies are the versions the lockfile pins", () => {
     checked += 1;
   }
   assert.ok(checked >= 2, `only ${checked} locked runtime packages found installed`);
+});
+
+test("version is the installed package's, read from its package.json", () => {
+  const pkg = path.join(fs.realpathSync(process.env.METIS_NODE_INSTALL_DIR), "node_modules", "metis-memory");
+  assert.equal(memory.version, JSON.parse(fs.readFileSync(path.join(pkg, "package.json"), "utf8")).version);
+  assert.match(memory.version, /^\d+\.\d+\.\d+/);
 });
 
 test("refusals are typed Error subclasses carrying the component's text", async (t) => {
@@ -302,4 +310,64 @@ test("tool calls: JSON text or a value, typed refusals, seen and withheld, the s
   await assert.rejects(ws.callTool("memory_add", poison), ToolError);
   const unscanned = await ws.callTool("memory_add", poison, { scan: { injectionPatterns: false } });
   assert.equal(unscanned.result.file, "USER.md");
+});
+
+test("a read-only workspace reads, and its writes fail with an io error, touching nothing", async (t) => {
+  const { root, metis } = workspace(t);
+  given(metis, { "MEMORY.md": "- kept\n" });
+  const before = fs.statSync(path.join(metis, "MEMORY.md"));
+  const ro = openWorkspace(root, { readOnly: true });
+  assert.equal(ro.readOnly, true);
+  assert.equal(openWorkspace(root).readOnly, false);
+  assert.equal(await ro.read("MEMORY.md"), "- kept\n");
+  assert.match((await ro.composeSystemPrompt()).text, /- kept/);
+
+  // The shim is never asked to change anything: the pre-open refuses first.
+  const mutating = /^(write|writeViaStream|appendViaStream|setSize|setTimes|setTimesAt|createDirectoryAt|linkAt|renameAt|symlinkAt|unlinkFileAt|removeDirectoryAt)$/;
+  const reached = [];
+  const writes = [
+    () => ro.addEntry("MEMORY.md", "- more"),
+    () => ro.replace("MEMORY.md", "kept", "gone"),
+    () => ro.consolidate("USER.md", "- new\n"),
+    () => ro.consolidateIfUnchanged("MEMORY.md", "", sha256("- kept\n")),
+  ];
+  for (const write of writes) {
+    const error = await withHook((name, args, call) => {
+      if (mutating.test(name) || (name === "openAt" && (args[2].create || args[2].truncate || args[3].write))) reached.push(name);
+      return call();
+    }, () => write().catch((e) => e));
+    assert.ok(error instanceof IoError, String(error));
+    assert.ok(error instanceof StoreError);
+    assert.equal(error.kind, "io");
+    assert.match(error.message, /^(MEMORY|USER)\.md: I\/O error: cannot take the write lock \.metis\/\.(MEMORY|USER)\.md\.lock: read-only file system \(read-only\)/);
+  }
+  assert.deepEqual(reached, []);
+  const tool = await ro.callTool("memory_add", { file: "MEMORY.md", entry: "- more" }).catch((e) => e);
+  assert.ok(tool instanceof ToolError, String(tool));
+  assert.match(tool.message, /read-only/);
+  assert.deepEqual(entries(metis), ["MEMORY.md"]);
+  assert.equal(fs.readFileSync(path.join(metis, "MEMORY.md"), "utf8"), "- kept\n");
+  assert.equal(fs.statSync(path.join(metis, "MEMORY.md")).mtimeMs, before.mtimeMs);
+  // The same workspace opened writable writes.
+  await openWorkspace(root).addEntry("MEMORY.md", "- more");
+});
+
+test("a read-only workspace creates no .metis/: a write there fails as the Rust host's does", async (t) => {
+  const { root } = workspace(t);
+  const ro = openWorkspace(root, { readOnly: true });
+  assert.equal(await ro.read("MEMORY.md"), "");
+  const error = await ro.consolidate("MEMORY.md", "x").catch((e) => e);
+  assert.ok(error instanceof IoError, String(error));
+  assert.equal(error.message, "MEMORY.md: I/O error: the host pre-opened no .metis directory to write into");
+  await assert.rejects(ro.callTool("memory_add", { file: "USER.md", entry: "x" }), ToolError);
+  assert.deepEqual(entries(root), []);
+});
+
+test("the read-only pre-open wraps every method of the shim's descriptor", async () => {
+  const pkg = path.join(fs.realpathSync(process.env.METIS_NODE_INSTALL_DIR), "node_modules", "metis-memory");
+  const { ReadOnlyDescriptor } = await import(pathToFileURL(path.join(pkg, "read-only.js")).href);
+  const { filesystem } = await import("@bytecodealliance/preview2-shim");
+  const methods = (proto) => Object.getOwnPropertyNames(proto).filter((n) => n !== "constructor" && typeof proto[n] === "function");
+  const missing = methods(filesystem.types.Descriptor.prototype).filter((n) => !methods(ReadOnlyDescriptor.prototype).includes(n));
+  assert.deepEqual(missing, []);
 });

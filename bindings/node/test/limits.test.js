@@ -1,6 +1,8 @@
 // Fuel and memory limits per call (meter.js: JavaScript engines have neither), as the
-// Rust and Python hosts enforce them: running out is a TrapError that changes nothing,
-// the next call works, and a trap at any point of a write leaves nothing behind.
+// Rust and Python hosts enforce them: running out is a TrapError, the next call works,
+// and a trap at any point of a write leaves no lock or temporary file behind and the file
+// whole: its old bytes, or its new ones if the trap came after the rename (the caller
+// must read it to know which).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,7 +32,7 @@ test("limits default to DEFAULT_LIMITS and are checked when the workspace is ope
   }
 });
 
-test("running out of fuel is a TrapError that changes nothing; the next call works", async (t) => {
+test("running out of fuel before writing is a TrapError that changes nothing; the next call works", async (t) => {
   const { root, metis } = workspace(t);
   await openWorkspace(root).addEntry("MEMORY.md", "fact");
   const before = snapshot(metis);
@@ -79,7 +81,7 @@ function heldAtTheEnd(calls, made, givenUp) {
   return at >= 0 && !calls.slice(at + 1).some((c) => !c.error && givenUp(c));
 }
 
-test("a trap at any point of a write leaves nothing behind, and the file whole", async (t) => {
+test("a trap at any point of a write leaves no lock or temporary file, and the file old or new, whole", async (t) => {
   const { root, metis } = workspace(t);
   await openWorkspace(root).consolidate("MEMORY.md", "fact\n");
   let [low, high] = [0, 1_000_000]; // the least fuel an add needs, by bisection
