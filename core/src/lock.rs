@@ -100,6 +100,45 @@ pub fn parse_owner(content: &[u8]) -> Option<u64> {
     u64::from_str_radix(core::str::from_utf8(hex).ok()?, 16).ok()
 }
 
+/// What the holder writes after its owner text once it knows the bytes it will rename
+/// into place: their SHA-256. If its instance traps, the clean-up reads it to tell whether
+/// the write landed (see [`landing`]). Readers of the owner read only the owner text.
+pub fn intent_text(after_hash: &str) -> String {
+    format!("{after_hash}\n")
+}
+
+/// How many bytes after the owner text hold the intent.
+pub const INTENT_TEXT_BYTES: u64 = 65;
+
+/// The after-hash in an intent text, if it is one.
+pub fn parse_intent(content: &[u8]) -> Option<&str> {
+    let hex = core::str::from_utf8(content.strip_suffix(b"\n")?).ok()?;
+    crate::is_sha256_hex(hex).then_some(hex)
+}
+
+/// What a clean-up after a trap found of the trapped call's write to one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Landing {
+    /// No trace of the call on the file: it never took the file's lock (it did not write
+    /// it, or trapped before the lock: nothing written), or had released it (written).
+    Untraced,
+    /// The call held the lock and the file is not what it meant to write: nothing of it
+    /// was written.
+    NotWritten,
+    /// The file holds exactly the bytes the call meant to write: it was written.
+    Written,
+}
+
+/// The landing of a trapped call that `held` the file's lock (its own lock or its aside
+/// was still there), with `intent` read from it, when the file's hash is now `current`.
+pub fn landing(held: bool, intent: Option<&str>, current: &str) -> Landing {
+    match (held, intent) {
+        (false, _) => Landing::Untraced,
+        (true, Some(after)) if after.eq_ignore_ascii_case(current) => Landing::Written,
+        (true, _) => Landing::NotWritten,
+    }
+}
+
 /// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`.
 pub fn may_commit(taken_nanos: u64, now_nanos: u64) -> bool {
     now_nanos < taken_nanos.saturating_add(LEASE_NANOS - COMMIT_MARGIN_NANOS)

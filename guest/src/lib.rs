@@ -23,7 +23,7 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, Guest, PromptSource, SessionPrompt,
+    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt, TrappedWrite,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
@@ -108,10 +108,23 @@ impl Guest for Component {
         Ok(write_file(core_file, edit, vet)?.into())
     }
 
-    fn recover_after_trap() {
-        if let Some(dir) = MetisDir::open().descriptor() {
-            lock::recover_after_trap(dir);
-        }
+    fn recover_after_trap() -> Vec<TrappedWrite> {
+        let metis = MetisDir::open();
+        let Some(dir) = metis.descriptor() else {
+            return Vec::new();
+        };
+        let current = |file| metis.read(file).ok().map(|bytes| core::sha256_hex(&bytes));
+        lock::recover_after_trap(dir, current)
+            .into_iter()
+            .map(|(file, landed)| TrappedWrite {
+                file: file.into(),
+                landing: match landed {
+                    core::lock::Landing::Untraced => Landing::Untraced,
+                    core::lock::Landing::NotWritten => Landing::NotWritten,
+                    core::lock::Landing::Written => Landing::Written,
+                },
+            })
+            .collect()
     }
 
     fn soft_cap(file: MemoryFile) -> u64 {
@@ -242,7 +255,14 @@ fn write_file<E: From<core::StoreError>>(
     // Everything the caller is told is computed before the rename: once the new bytes
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();
+    lock.record_intent(&result.after_hash)?;
     dir.replace(file, &planned.after, &lock)?;
+    // Releasing the lock removes the last trace of this write that a clean-up after a
+    // trap could find, so it is the last host call the write makes: the pre-opened
+    // directory is left to the instance's end (a write's instance is never reused)
+    // rather than closed after it.
+    drop(lock);
+    ::core::mem::forget(dir);
     Ok(result)
 }
 

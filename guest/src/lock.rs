@@ -6,12 +6,16 @@
 //! told from the next one by its owner's token, written in it: tokens are never reused,
 //! where inode numbers are.
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
-    BREAK_LEASE_NANOS, LEASE_NANOS, OWNER_TEXT_BYTES, WAIT_NANOS, aside_name, backoff_nanos,
-    break_lock_name, lease_expired, lock_name, may_commit, owner_text, parse_owner,
-    pending_lock_name, temp_name, watched_too_long,
+    BREAK_LEASE_NANOS, INTENT_TEXT_BYTES, LEASE_NANOS, Landing, OWNER_TEXT_BYTES, WAIT_NANOS,
+    aside_name, backoff_nanos, break_lock_name, intent_text, landing, lease_expired, lock_name,
+    may_commit, owner_text, parse_intent, parse_owner, pending_lock_name, temp_name,
+    watched_too_long,
 };
 use wasip2::clocks::{monotonic_clock, wall_clock};
 use wasip2::filesystem::types::{
@@ -23,6 +27,10 @@ use crate::fs::io_error;
 /// The lock on one file, held from before the read until after the rename.
 pub struct WriteLock<'a> {
     dir: &'a Descriptor,
+    /// The lock file itself (linked from our pending file), to write the intent into;
+    /// closed before the lock is released, so nothing of the write is left to trap on
+    /// after its last trace is gone.
+    fd: Option<Descriptor>,
     file: MemoryFile,
     /// Our owner token, which the lock file holds while the lock is ours.
     token: u64,
@@ -84,6 +92,7 @@ impl<'a> WriteLock<'a> {
         let taken = fd
             .write(owner_text(token).as_bytes(), 0)
             .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name))
+            .map(|()| fd)
             .or_else(|code| match code {
                 // vfat/exFAT, some FUSE, SMB and VM shared folders refuse hard links.
                 ErrorCode::NotPermitted
@@ -93,9 +102,10 @@ impl<'a> WriteLock<'a> {
                 code => Err(code),
             });
         let lock = match taken {
-            Ok(()) => match fd.stat() {
+            Ok(fd) => match fd.stat() {
                 Ok(stat) => Ok(Some(WriteLock {
                     dir,
+                    fd: Some(fd),
                     file,
                     token,
                     taken_nanos: stat
@@ -118,6 +128,16 @@ impl<'a> WriteLock<'a> {
         };
         let _ = dir.unlink_file_at(&pending);
         lock.map_err(|c| io_error(file, "take the write lock", name, c))
+    }
+
+    /// Writes, after our owner text in the lock, the hash of the bytes we are about to
+    /// rename into place: if this instance traps, `recover_after_trap` tells from it
+    /// whether the write landed. Not synced: it matters only to this host, right after.
+    pub fn record_intent(&self, after_hash: &str) -> Result<(), StoreError> {
+        let fd = self.fd.as_ref().ok_or(ErrorCode::BadDescriptor);
+        fd.and_then(|fd| fd.write(intent_text(after_hash).as_bytes(), OWNER_TEXT_BYTES))
+            .map(drop)
+            .map_err(|c| io_error(self.file, "write to the lock", &lock_name(self.file), c))
     }
 
     /// Whether we still hold the lock with enough lease left to commit; checked right
@@ -153,6 +173,7 @@ impl Drop for WriteLock<'_> {
     /// Releases the lock if it is still ours, even past its lease: moved aside and
     /// inspected first, so a breaker removing it at the same time is harmless.
     fn drop(&mut self) {
+        drop(self.fd.take());
         if self.is_ours() {
             let name = lock_name(self.file);
             remove_if_owned(self.dir, self.file, &name, Some(self.token), self.token);
@@ -165,13 +186,15 @@ impl Drop for WriteLock<'_> {
 /// waiter treats an ownerless lock like any other, stale only by its date or its watch,
 /// so what is lost is that a writer killed in that moment leaves a lock that costs a
 /// lease and that the host cannot attribute to the trapped call.
-fn take_without_link(dir: &Descriptor, name: &str, token: u64) -> Result<(), ErrorCode> {
+fn take_without_link(dir: &Descriptor, name: &str, token: u64) -> Result<Descriptor, ErrorCode> {
     let lock = create_exclusive(dir, name)?;
-    lock.write(owner_text(token).as_bytes(), 0)
-        .map(drop)
-        .inspect_err(|_| {
+    match lock.write(owner_text(token).as_bytes(), 0) {
+        Ok(_) => Ok(lock),
+        Err(code) => {
             let _ = dir.unlink_file_at(name);
-        })
+            Err(code)
+        }
+    }
 }
 
 /// What a waiter has seen of one lock file: its owner, and since when on the monotonic
@@ -264,15 +287,30 @@ fn settle(dir: &Descriptor, aside: &str, name: &str, owner: Option<u64>) {
 /// Removes what a call with this instance's owner token left in `.metis/` when its
 /// instance trapped: its lock (moved aside and inspected first, put back if it turns out
 /// to be another writer's), its pending lock and its temporary file. Anything else
-/// planted at the lock's name is left where it is.
-pub fn recover_after_trap(dir: &Descriptor) {
+/// planted at the lock's name is left where it is. Returns, per file, whether the call's
+/// write landed, judged from the intent in its lock against the file's hash now
+/// (`current_hash`: `None` if the file cannot be read).
+pub fn recover_after_trap(
+    dir: &Descriptor,
+    current_hash: impl Fn(MemoryFile) -> Option<String>,
+) -> Vec<(MemoryFile, Landing)> {
     let token = owner_token();
+    let mut landings = Vec::new();
     for file in MemoryFile::ALL {
         let name = lock_name(file);
         // The call trapped while releasing its lock or breaking a stale one, both of
         // which move the lock to this call's aside name first: it may be another
         // writer's, which goes back.
         let aside = aside_name(file, token);
+        let held = [name.as_str(), aside.as_str()]
+            .into_iter()
+            .find_map(|at| read_lock(dir, at).filter(|(owner, _)| *owner == token));
+        let landed = match (held, current_hash(file)) {
+            (Some((_, intent)), Some(current)) => landing(true, intent.as_deref(), &current),
+            // Held, but the file cannot be read: what landed cannot be told.
+            (Some(_), None) | (None, _) => Landing::Untraced,
+        };
+        landings.push((file, landed));
         if is_regular(dir, &aside) {
             settle(dir, &aside, &name, Some(token));
         }
@@ -282,6 +320,25 @@ pub fn recover_after_trap(dir: &Descriptor) {
         let _ = dir.unlink_file_at(&pending_lock_name(file, token));
         let _ = dir.unlink_file_at(&temp_name(file, token));
     }
+    landings
+}
+
+/// The owner of the lock file `name` and the intent written after it, if any.
+fn read_lock(dir: &Descriptor, name: &str) -> Option<(u64, Option<String>)> {
+    let owner = read_owner(dir, name)?;
+    let fd = dir
+        .open_at(
+            PathFlags::empty(),
+            name,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+        )
+        .ok()?;
+    let intent = fd
+        .read(INTENT_TEXT_BYTES, OWNER_TEXT_BYTES)
+        .ok()
+        .and_then(|(content, _)| parse_intent(&content).map(String::from));
+    Some((owner, intent))
 }
 
 fn is_regular(dir: &Descriptor, name: &str) -> bool {

@@ -63,7 +63,9 @@ pub fn error_json(error: &Error) -> Value {
             value
         }
         Error::Tool(_) => json!({ "kind": "tool-error", "message": message }),
-        Error::Trap(_) => json!({ "kind": "trap", "message": message }),
+        Error::Trap { written, .. } => {
+            json!({ "kind": "trap", "message": message, "written": written })
+        }
         Error::Workspace(_) => json!({ "kind": "workspace", "message": message }),
     }
 }

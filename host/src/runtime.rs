@@ -131,7 +131,7 @@ fn runtime() -> Result<&'static Runtime, Error> {
     RUNTIME
         .get_or_init(|| build_runtime().map_err(|e| format!("{e:?}")))
         .as_ref()
-        .map_err(|message| Error::Trap(format!("cannot load the memory component: {message}")))
+        .map_err(|message| Error::trap(format!("cannot load the memory component: {message}")))
 }
 
 fn build_runtime() -> wasmtime::Result<Runtime> {
@@ -183,7 +183,7 @@ fn faulty_pre() -> Result<&'static MemoryPre<Ctx>, Error> {
             build().map_err(|e| format!("{e:?}"))
         })
         .as_ref()
-        .map_err(|message| Error::Trap(format!("cannot link the fault hook: {message}")))
+        .map_err(|message| Error::trap(format!("cannot link the fault hook: {message}")))
 }
 
 /// How one call's instance is set up.
@@ -218,7 +218,7 @@ pub(crate) fn with_instance<R>(
 }
 
 fn trap(e: wasmtime::Error) -> Error {
-    Error::Trap(format!("{e:#}"))
+    Error::trap(format!("{e:#}"))
 }
 
 fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Memory), Error> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use wasmtime::Store;
 
 use crate::bindings::Memory;
-use crate::bindings::exports::metis::memory::store::Guest;
+use crate::bindings::exports::metis::memory::store::{Guest, Landing, TrappedWrite};
 use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, Limits, MemoryFile,
@@ -361,10 +361,10 @@ impl Workspace {
                 #[cfg(feature = "fault-injection")]
                 fault_hook: self.fault_hook.clone(),
             };
-            let outcome = with_instance(call, &f).and_then(|result| result);
+            let mut outcome = with_instance(call, &f).and_then(|result| result);
             if access == Access::Write {
-                self.after_write(&outcome, owner, opened.as_ref(), created);
-                let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap(_)));
+                self.after_write(&mut outcome, owner, opened.as_ref(), created);
+                let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap { .. }));
                 if failed && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
                     continue;
                 }
@@ -389,12 +389,12 @@ impl Workspace {
     /// that found it empty and had not written yet runs again (see `run`).
     fn after_write<T>(
         &self,
-        outcome: &Result<T, Error>,
+        outcome: &mut Result<T, Error>,
         owner: u64,
         opened: Option<&OpenedDir>,
         created: bool,
     ) {
-        if let (Err(Error::Trap(_)), Some(dir)) = (outcome, opened) {
+        if let (Err(Error::Trap { written, .. }), Some(dir)) = (&mut *outcome, opened) {
             let call = Call {
                 metis_dir: Some(dir.path.as_path()),
                 read_only: false,
@@ -405,10 +405,12 @@ impl Workspace {
                 #[cfg(feature = "fault-injection")]
                 fault_hook: None,
             };
-            // If even this traps, the lock is left to expire: a lease, as after a crash.
-            let _ = with_instance(call, |store, memory| {
+            // If even this traps, the lock is left to expire (a lease, as after a
+            // crash) and what landed is not known.
+            let recovered = with_instance(call, |store, memory| {
                 memory.metis_memory_store().call_recover_after_trap(store)
             });
+            *written = recovered.ok().and_then(|files| landed(&files));
         }
         if created && outcome.is_err() {
             let _ = fs::remove_dir(self.metis_dir());
@@ -549,4 +551,14 @@ fn identity(meta: &fs::Metadata) -> (u64, u64) {
         let _ = meta;
         (0, 0)
     }
+}
+
+/// Whether a trapped call's write landed, from what `recover-after-trap` found: a call
+/// writes one file, so the file with a trace of it tells.
+fn landed(files: &[TrappedWrite]) -> Option<bool> {
+    files.iter().find_map(|trapped| match trapped.landing {
+        Landing::Written => Some(true),
+        Landing::NotWritten => Some(false),
+        Landing::Untraced => None,
+    })
 }

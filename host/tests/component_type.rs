@@ -76,6 +76,8 @@ fn exports_store_and_tools_by_their_wit_names() {
             "replacement",
             "expected-content",
             "write-scanned",
+            "landing",
+            "trapped-write",
             "recover-after-trap",
             "read",
             "exists",

@@ -304,7 +304,7 @@ fn a_trapped_call_leaves_another_writers_lock_alone() {
     let before = t.snapshot();
     let trap_first = FaultHook::new(|call| (call.index == 0).then_some(Fault::Trap));
     let outcome = t.ws.clone().with_fault_hook(trap_first).add_entry(M, "x");
-    assert!(matches!(outcome, Err(Error::Trap(_))), "{outcome:?}");
+    assert!(matches!(outcome, Err(Error::Trap { .. })), "{outcome:?}");
     assert_eq!(
         t.snapshot(),
         before,

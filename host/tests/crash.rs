@@ -51,6 +51,7 @@ fn a_write_trapped_at_any_point_leaves_old_or_new_bytes_and_blocks_nothing() {
         (1..=RUNS).map(|i| i * needed / RUNS).collect()
     };
     let (mut trapped, mut new_after_trap) = (0, 0);
+    let (mut untraced, mut untraced_but_written) = (0, 0);
     for &fuel in &budgets {
         let outcome = attempt(fuel);
         let bytes = t.bytes(M).unwrap();
@@ -59,13 +60,20 @@ fn a_write_trapped_at_any_point_leaves_old_or_new_bytes_and_blocks_nothing() {
                 assert_eq!(bytes, NEW, "fuel {fuel}");
                 assert_eq!(result.after_hash, sha256_hex(NEW));
             }
-            Err(Error::Trap(_)) => {
+            Err(Error::Trap { written, .. }) => {
                 trapped += 1;
                 assert!(
                     bytes == OLD || bytes == NEW,
                     "fuel {fuel}: torn file {bytes:?}"
                 );
                 new_after_trap += usize::from(bytes == NEW);
+                // What the trap says of the write is what is on disk, when it says.
+                if let Some(written) = written {
+                    assert_eq!(written, bytes == NEW, "fuel {fuel}: written={written}");
+                } else {
+                    untraced += 1;
+                    untraced_but_written += usize::from(bytes == NEW);
+                }
             }
             Err(other) => panic!("fuel {fuel}: unexpected {other:?}"),
         }
@@ -76,7 +84,9 @@ fn a_write_trapped_at_any_point_leaves_old_or_new_bytes_and_blocks_nothing() {
     }
     eprintln!(
         "a write needs {needed} fuel; {} budgets from 1 to {needed}: {trapped} trapped \
-         ({new_after_trap} of them after the rename), every file old or new",
+         ({new_after_trap} of them after the rename), every file old or new; the trap said \
+         whether it was written for all but {untraced} ({untraced_but_written} of those after \
+         the lock's release)",
         budgets.len()
     );
 }
@@ -167,10 +177,19 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
                     assert_eq!(bytes, new, "{at}");
                     tolerated += 1;
                 }
-                (Fault::Trap, Err(Error::Trap(_))) => {
+                (Fault::Trap, Err(Error::Trap { written, .. })) => {
                     trapped += 1;
                     assert!(bytes == old || bytes == new, "{at}: torn file {bytes:?}");
                     new_after_trap += usize::from(bytes == new);
+                    // Every trap at a host call after the rename says the write was made,
+                    // so a caller never retries it into a second copy; one that says
+                    // nothing was written is right.
+                    if bytes == new {
+                        assert_eq!(*written, Some(true), "{at}: a landed write not reported");
+                    }
+                    if *written == Some(false) {
+                        assert_eq!(bytes, old, "{at}");
+                    }
                 }
                 (Fault::Fail(_), Err(error @ (Error::Store { .. } | Error::Tool(_)))) => {
                     failed += 1;

@@ -35,11 +35,11 @@ fn cleaning_up_after_a_trap_reads_no_planted_link() {
     for _ in 0..3 {
         assert!(matches!(
             starved.add_entry(MemoryFile::Memory, "x"),
-            Err(Error::Trap(_))
+            Err(Error::Trap { .. })
         ));
         assert!(matches!(
             starved.call_tool("memory_add", r#"{"file":"USER.md","entry":"x"}"#),
-            Err(Error::Trap(_))
+            Err(Error::Trap { .. })
         ));
     }
     // The planted links are where they were, still links.

@@ -20,7 +20,7 @@ fn running_out_of_fuel_is_a_trap_error_and_the_next_call_works() {
         ..Limits::default()
     });
     match starved.add_entry(M, "never written") {
-        Err(Error::Trap(message)) => assert!(message.contains("fuel"), "{message}"),
+        Err(Error::Trap { message, .. }) => assert!(message.contains("fuel"), "{message}"),
         other => panic!("expected a trap, got {other:?}"),
     }
     assert_eq!(t.snapshot(), before);
@@ -40,7 +40,10 @@ fn an_argument_larger_than_the_memory_limit_traps_without_touching_disk() {
         ..Limits::default()
     });
     let huge = "x".repeat(8 << 20);
-    assert!(matches!(small.consolidate(M, &huge), Err(Error::Trap(_))));
+    assert!(matches!(
+        small.consolidate(M, &huge),
+        Err(Error::Trap { .. })
+    ));
     assert_eq!(t.snapshot(), before);
     // With the default limits the same input is simply over the hard cap.
     assert!(matches!(

@@ -247,7 +247,7 @@ fn the_clean_up_after_a_trap_leaves_planted_entries_alone() {
         fuel: 1_000,
         ..Default::default()
     });
-    assert!(matches!(starved.add_entry(M, "x"), Err(Error::Trap(_))));
+    assert!(matches!(starved.add_entry(M, "x"), Err(Error::Trap { .. })));
     let mut names: Vec<String> = fs::read_dir(t.metis())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

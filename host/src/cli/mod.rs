@@ -321,15 +321,19 @@ impl Output {
     }
 
     pub fn error(&self, error: &Error) {
-        if let Error::Trap(detail) = error {
+        if let Error::Trap {
+            message: detail,
+            written,
+        } = error
+        {
             // The trap's text is a wasm backtrace: of use to whoever debugs the guest
             // (kept in the JSON), not to the person who ran the command.
-            let message = trap_message(detail);
+            let message = trap_message(detail, *written);
             complain!("error: {message}");
             if self.json {
-                self.print_json(
-                    json!({ "error": { "kind": "trap", "message": message, "detail": detail } }),
-                );
+                self.print_json(json!({ "error": {
+                    "kind": "trap", "message": message, "detail": detail, "written": written,
+                } }));
             }
             return;
         }
@@ -374,14 +378,21 @@ fn hint(error: &Error) -> Option<String> {
 }
 
 /// A trap as one line: what stopped the component and what that means for the file.
-fn trap_message(detail: &str) -> String {
+fn trap_message(detail: &str, written: Option<bool>) -> String {
     let last = detail.lines().last().unwrap_or(detail);
     let cause = last
         .rsplit_once("wasm trap: ")
         .map_or(last, |(_, cause)| cause)
         .trim();
+    let landed = match written {
+        Some(true) => "The write was made before it stopped: do not run it again",
+        Some(false) => "Nothing was written",
+        None => {
+            "Nothing was written unless it stopped in a write's last steps: `metis-memory status` shows the files as they are"
+        }
+    };
     format!(
-        "the memory component stopped before it finished this call ({cause}): it ran out of memory or fuel, or hit a bug. Nothing was written unless it stopped in a write's last steps: `metis-memory status` shows the files as they are"
+        "the memory component stopped before it finished this call ({cause}): it ran out of memory or fuel, or hit a bug. {landed}"
     )
 }
 
@@ -391,7 +402,7 @@ mod tests {
     #[test]
     fn a_trap_is_told_by_its_cause_not_its_backtrace() {
         let detail = "error while executing at wasm backtrace:\n    0:   0x43c0 - <unknown>!<wasm function 36>\n    2:  0x1a883 - <unknown>!<wasm function 172>: wasm trap: all fuel consumed by WebAssembly";
-        let message = super::trap_message(detail);
+        let message = super::trap_message(detail, None);
         assert!(
             message.starts_with(
                 "the memory component stopped before it finished this call (all fuel consumed by WebAssembly): "
