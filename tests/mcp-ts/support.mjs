@@ -1,0 +1,103 @@
+// What both node:test files share: the server under test, a temporary workspace, and a
+// connection to `metis-memory mcp` made by the official TypeScript SDK (`Client` over
+// `StdioClientTransport`, which spawns the server). Run by scripts/test-mcp, which sets
+// METIS_MEMORY_BIN and METIS_REPO_ROOT.
+
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const BIN = required('METIS_MEMORY_BIN');
+export const ROOT = required('METIS_REPO_ROOT');
+
+// A bound on a broken server, never a wait for something to happen: every request
+// waits for its own answer.
+export const PATIENCE_MS = 60_000;
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run these tests with scripts/test-mcp`);
+  return value;
+}
+
+/** A temporary workspace: `given` (file name to text) written into its `.metis/`. */
+export class Workspace {
+  constructor(given = {}) {
+    this.root = mkdtempSync(join(tmpdir(), 'metis-mcp-ts-'));
+    for (const [name, text] of Object.entries(given)) this.put(name, text);
+  }
+
+  path(name) {
+    return join(this.root, '.metis', name);
+  }
+
+  put(name, text) {
+    mkdirSync(join(this.root, '.metis'), { recursive: true });
+    writeFileSync(this.path(name), text);
+  }
+
+  /** The file's bytes as they are on disk, or null when it is missing. */
+  bytes(name) {
+    try {
+      return readFileSync(this.path(name));
+    } catch (error) {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  /** The file's text as it is on disk, or null when it is missing. */
+  read(name) {
+    return this.bytes(name)?.toString('utf8') ?? null;
+  }
+
+  remove() {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A connection to `metis-memory --workspace ROOT mcp ARGS`, initialized by `connect`:
+ * `client.getInstructions()` and `client.getServerVersion()` are the initialize result's.
+ * The server's stderr is kept in `stderr()`, for failure messages.
+ */
+export async function connect(root, ...args) {
+  const transport = new StdioClientTransport({
+    command: BIN,
+    args: ['--workspace', root, 'mcp', ...args],
+    env: { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off' },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const client = new Client({ name: 'metis-memory-mcp-ts-tests', version: '0.0.0' });
+  await client.connect(transport, { timeout: PATIENCE_MS });
+  return { client, stderr: () => stderr };
+}
+
+/** `tools/call`: whether it wrote (not `isError`) and its text content, all of it. */
+export async function call(client, tool, input) {
+  const result = await client.callTool({ name: tool, arguments: input }, undefined, {
+    timeout: PATIENCE_MS,
+  });
+  return { ok: !result.isError, text: textOf(result), result };
+}
+
+export function textOf(result) {
+  return result.content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** The version of the WIT package declared in `path` (`package metis:memory@X;`). */
+export function witVersion(path) {
+  const found = /^package metis:memory@([^;\s]+);/m.exec(readFileSync(path, 'utf8'));
+  if (!found) throw new Error(`no \`package metis:memory@…;\` line in ${path}`);
+  return found[1];
+}

@@ -1,0 +1,178 @@
+// The cross-surface suite (tests/surfaces/behaviours.json, its README gives the format)
+// against `metis-memory mcp` through the official TypeScript SDK: one test per row. Each
+// session ("A", "B") is a client connection of its own, its own server process spawned
+// by `StdioClientTransport` on the row's workspace. `open` connects (`Client.connect`
+// initializes; what the model is shown is the initialize result's instructions); `call`
+// is `tools/call` (it wrote when the result is not `isError`; its text is the text
+// content); `next_response` is nothing (a refusal's content counts as seen at once);
+// `file` reads the file from disk; `version` is `serverInfo.version` against
+// wit/world.wit. A step, or an `expect`, with a key this driver does not know fails the
+// row, naming the key.
+
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { ROOT, Workspace, call, connect, witVersion } from './support.mjs';
+
+const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
+
+// Each step's kind (the key that names it), with every key it may have and the checks
+// its `expect` may hold.
+const STEPS = {
+  open: [['open', 'expect'], ['prompt_contains', 'prompt_lacks']],
+  call: [['call', 'tool', 'input', 'expect'], ['ok', 'text_contains', 'text_lacks']],
+  next_response: [['next_response'], []],
+  file: [['file', 'is'], []],
+  version: [['version'], []],
+};
+const ROW_KEYS = ['name', 'covers', 'given', 'steps'];
+
+const rows = existsSync(TABLE) ? JSON.parse(readFileSync(TABLE, 'utf8')).behaviours : [];
+
+test('the table is found', () => {
+  assert.ok(rows.length > 0, `no behaviours in ${TABLE}: set METIS_REPO_ROOT`);
+});
+
+class RowFailed extends Error {}
+
+function checkTexts(expect, prefix, text) {
+  for (const wanted of expect[`${prefix}_contains`] ?? []) {
+    if (!text.includes(wanted)) {
+      throw new RowFailed(`the ${prefix} lacks ${JSON.stringify(wanted)}: ${JSON.stringify(text)}`);
+    }
+  }
+  for (const unwanted of expect[`${prefix}_lacks`] ?? []) {
+    if (text.includes(unwanted)) {
+      throw new RowFailed(`the ${prefix} holds ${JSON.stringify(unwanted)}: ${JSON.stringify(text)}`);
+    }
+  }
+}
+
+/** The MCP server as a surface: a connection per session name, all on `ws`. */
+class Driver {
+  constructor(ws) {
+    this.ws = ws;
+    this.sessions = new Map();
+    // Every connection made, closed when the row ends.
+    this.connections = [];
+  }
+
+  async connect() {
+    const connection = await connect(this.ws.root);
+    this.connections.push(connection);
+    return connection;
+  }
+
+  session(name) {
+    const session = this.sessions.get(name);
+    if (!session) throw new RowFailed(`session ${JSON.stringify(name)} was never opened`);
+    return session;
+  }
+
+  async close() {
+    await Promise.all(this.connections.map(({ client }) => client.close()));
+  }
+
+  async run(row) {
+    for (const key of Object.keys(row)) {
+      if (!ROW_KEYS.includes(key)) throw new RowFailed(`this driver does not know the row key ${JSON.stringify(key)}`);
+    }
+    for (const [file, text] of Object.entries(row.given ?? {})) this.ws.put(file, text);
+    for (const [index, step] of row.steps.entries()) {
+      try {
+        await this.step(step);
+      } catch (error) {
+        if (!(error instanceof RowFailed)) throw error;
+        const stderr = this.connections.map((c) => c.stderr()).join('');
+        throw new RowFailed(
+          `step ${index + 1} ${JSON.stringify(step)}: ${error.message}` +
+            (stderr ? `\nthe servers' stderr:\n${stderr}` : ''),
+        );
+      }
+    }
+  }
+
+  async step(step) {
+    const kinds = Object.keys(STEPS).filter((kind) => kind in step);
+    if (kinds.length !== 1) {
+      const known = new Set(Object.values(STEPS).flatMap(([keys]) => keys));
+      const unknown = Object.keys(step).filter((key) => !known.has(key));
+      if (unknown.length > 0) throw new RowFailed(`this driver does not know the step key ${JSON.stringify(unknown[0])}`);
+      throw new RowFailed(`a step is one of ${Object.keys(STEPS).join(', ')}, not keys ${Object.keys(step).join(', ')}`);
+    }
+    const [kind] = kinds;
+    const [keys, checks] = STEPS[kind];
+    for (const key of Object.keys(step)) {
+      if (!keys.includes(key)) throw new RowFailed(`this driver does not know the step key ${JSON.stringify(key)}`);
+    }
+    const expect = step.expect ?? {};
+    for (const key of Object.keys(expect)) {
+      if (!checks.includes(key)) throw new RowFailed(`this driver does not know the ${kind} check ${JSON.stringify(key)}`);
+    }
+
+    switch (kind) {
+      case 'open': {
+        // A connection: what the model is shown is the initialize result's instructions
+        // (a session opened again is a new connection).
+        const { client } = await this.connect();
+        this.sessions.set(step.open, client);
+        checkTexts(expect, 'prompt', client.getInstructions() ?? '');
+        break;
+      }
+      case 'call': {
+        const client = this.session(step.call);
+        let outcome;
+        try {
+          outcome = await call(client, step.tool, step.input);
+        } catch (error) {
+          throw new RowFailed(`tools/call failed: ${error}`);
+        }
+        if ('ok' in expect && expect.ok !== outcome.ok) {
+          throw new RowFailed(`expected ok=${expect.ok}, got ok=${outcome.ok}: ${JSON.stringify(outcome.text)}`);
+        }
+        checkTexts(expect, 'text', outcome.text);
+        break;
+      }
+      case 'next_response':
+        // The model answers again: for MCP nothing, a refusal's content counted as seen
+        // when it was sent. The session must exist all the same.
+        this.session(step.next_response);
+        break;
+      case 'file': {
+        const bytes = this.ws.bytes(step.file);
+        if (bytes === null || !bytes.equals(Buffer.from(step.is, 'utf8'))) {
+          const shown = bytes === null ? 'missing' : JSON.stringify(bytes.toString('utf8'));
+          throw new RowFailed(`${step.file} is ${shown}, expected ${JSON.stringify(step.is)}`);
+        }
+        break;
+      }
+      case 'version': {
+        const wanted = witVersion(join(ROOT, step.version));
+        const { client } = await this.connect();
+        const reported = client.getServerVersion()?.version;
+        if (reported !== wanted) {
+          throw new RowFailed(`serverInfo.version is ${reported}, ${step.version} says ${wanted}`);
+        }
+        break;
+      }
+    }
+  }
+}
+
+for (const [index, row] of rows.entries()) {
+  test(row.name ?? `row ${index + 1}`, async () => {
+    const ws = new Workspace();
+    const driver = new Driver(ws);
+    try {
+      await driver.run(row);
+    } catch (error) {
+      if (error instanceof RowFailed) assert.fail(`${row.name}: ${error.message}`);
+      throw error;
+    } finally {
+      await driver.close();
+      ws.remove();
+    }
+  });
+}

@@ -1,0 +1,196 @@
+"""The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
+against `metis-memory mcp` through the PyPI `mcp` client: one case per row. Each session
+(`"A"`, `"B"`) is a client connection of its own, its own server process spawned by the
+SDK's stdio client on the row's workspace. `open` connects and initializes (what the model
+is shown is the initialize result's `instructions`); `call` is `tools/call` (it wrote when
+the result is not `is_error`; its text is the text content); `next_response` is nothing
+(a refusal's content counts as seen at once); `file` reads the file from disk; `version`
+is `serverInfo.version` against wit/world.wit. A step, or an `expect`, with a key this
+driver does not know fails the row, naming the key. Run by scripts/test-mcp, which sets
+METIS_MEMORY_BIN and METIS_REPO_ROOT."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+BIN = os.environ["METIS_MEMORY_BIN"]
+ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[2])
+TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
+
+# A bound on a broken server, never a wait for something to happen.
+PATIENCE_SECONDS = 60
+
+# Each step's kind (the key that names it), with every key it may have and the checks
+# its `expect` may hold.
+STEPS: dict[str, tuple[set[str], set[str]]] = {
+    "open": ({"open", "expect"}, {"prompt_contains", "prompt_lacks"}),
+    "call": ({"call", "tool", "input", "expect"}, {"ok", "text_contains", "text_lacks"}),
+    "next_response": ({"next_response"}, set()),
+    "file": ({"file", "is"}, set()),
+    "version": ({"version"}, set()),
+}
+ROW_KEYS = {"name", "covers", "given", "steps"}
+
+
+def load_rows() -> list[Any]:
+    if not TABLE.is_file():
+        return []
+    rows = json.loads(TABLE.read_text())["behaviours"]
+    return [pytest.param(row, id=row.get("name", f"row {i + 1}")) for i, row in enumerate(rows)]
+
+
+ROWS = load_rows()
+
+
+def test_the_table_is_found() -> None:
+    assert ROWS, f"no behaviours in {TABLE}: set METIS_REPO_ROOT"
+
+
+class RowFailed(AssertionError):
+    pass
+
+
+def check_texts(expect: dict[str, Any], prefix: str, text: str) -> None:
+    """`text` against `expect`'s `{prefix}_contains` and `{prefix}_lacks` lists."""
+    for wanted in expect.get(f"{prefix}_contains", ()):
+        if wanted not in text:
+            raise RowFailed(f"the {prefix} lacks {wanted!r}: {text!r}")
+    for unwanted in expect.get(f"{prefix}_lacks", ()):
+        if unwanted in text:
+            raise RowFailed(f"the {prefix} holds {unwanted!r}: {text!r}")
+
+
+def wit_version(path: Path) -> str:
+    """The version of the WIT package declared in `path` (`package metis:memory@X;`)."""
+    found = re.search(r"^package metis:memory@([^;\s]+);", path.read_text(), re.M)
+    if found is None:
+        raise RowFailed(f"no `package metis:memory@…;` line in {path}")
+    return found.group(1)
+
+
+def text_of(result) -> str:
+    """The text content of a tool result, all of it."""
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+class Driver:
+    """The MCP server as a surface: a connection per session name, all on the workspace
+    at `root`, each closed when the row ends (by `stack`)."""
+
+    def __init__(self, root: Path, stack: AsyncExitStack) -> None:
+        self.root = root
+        self.stack = stack
+        self.sessions: dict[str, ClientSession] = {}
+
+    async def connect(self):
+        """A new connection, initialized: the client and the initialize result."""
+        server = StdioServerParameters(
+            command=BIN,
+            args=["--workspace", str(self.root), "mcp"],
+            env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
+        )
+        errlog = self.stack.enter_context(tempfile.TemporaryFile("w+"))
+        read, write = await self.stack.enter_async_context(stdio_client(server, errlog=errlog))
+        client = await self.stack.enter_async_context(ClientSession(read, write))
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.initialize()
+        return client, result
+
+    def session(self, name: str) -> ClientSession:
+        if name not in self.sessions:
+            raise RowFailed(f"session {name!r} was never opened")
+        return self.sessions[name]
+
+    async def run(self, row: dict[str, Any]) -> None:
+        for key in row:
+            if key not in ROW_KEYS:
+                raise RowFailed(f"this driver does not know the row key {key!r}")
+        metis = self.root / ".metis"
+        for file, text in row.get("given", {}).items():
+            metis.mkdir(exist_ok=True)
+            (metis / file).write_bytes(text.encode())
+        for index, step in enumerate(row["steps"], 1):
+            try:
+                await self.step(step)
+            except RowFailed as failed:
+                raise RowFailed(f"step {index} {json.dumps(step)}: {failed}") from None
+
+    async def step(self, step: dict[str, Any]) -> None:
+        kinds = [kind for kind in STEPS if kind in step]
+        if len(kinds) != 1:
+            known = {key for keys, _ in STEPS.values() for key in keys}
+            unknown = [key for key in step if key not in known]
+            if unknown:
+                raise RowFailed(f"this driver does not know the step key {unknown[0]!r}")
+            raise RowFailed(f"a step is one of {sorted(STEPS)}, not keys {sorted(step)}")
+        kind = kinds[0]
+        keys, checks = STEPS[kind]
+        for key in step:
+            if key not in keys:
+                raise RowFailed(f"this driver does not know the step key {key!r}")
+        expect = step.get("expect", {})
+        for key in expect:
+            if key not in checks:
+                raise RowFailed(f"this driver does not know the {kind} check {key!r}")
+
+        if kind == "open":
+            # A connection: what the model is shown is the initialize result's
+            # instructions (a session opened again is a new connection).
+            client, result = await self.connect()
+            self.sessions[step["open"]] = client
+            check_texts(expect, "prompt", result.instructions or "")
+        elif kind == "call":
+            client = self.session(step["call"])
+            try:
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    result = await client.call_tool(step["tool"], step["input"])
+            except Exception as error:  # a protocol error is no tool result
+                raise RowFailed(f"tools/call failed: {error!r}") from None
+            wrote = not result.is_error
+            text = text_of(result)
+            if "ok" in expect and expect["ok"] != wrote:
+                raise RowFailed(f"expected ok={expect['ok']}, got ok={wrote}: {text!r}")
+            check_texts(expect, "text", text)
+        elif kind == "next_response":
+            # The model answers again: for MCP nothing, a refusal's content counted as
+            # seen when it was sent. The session must exist all the same.
+            self.session(step["next_response"])
+        elif kind == "file":
+            path = self.root / ".metis" / step["file"]
+            data = path.read_bytes() if path.exists() else None
+            if data != step["is"].encode():
+                shown = "missing" if data is None else repr(data.decode(errors="replace"))
+                raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
+        elif kind == "version":
+            wanted = wit_version(ROOT / step["version"])
+            _, result = await self.connect()
+            reported = result.server_info.version
+            if reported != wanted:
+                raise RowFailed(f"serverInfo.version is {reported}, {step['version']} says {wanted}")
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_behaviour(tmp_path: Path, row: dict[str, Any]) -> None:
+    failure: list[str] = []
+
+    async def test() -> None:
+        async with AsyncExitStack() as stack:
+            try:
+                await Driver(tmp_path, stack).run(row)
+            except RowFailed as failed:
+                failure.append(f"{row.get('name')}: {failed}")
+
+    anyio.run(test)
+    if failure:
+        pytest.fail(failure[0], pytrace=False)
