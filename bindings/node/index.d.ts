@@ -245,7 +245,8 @@ export type StoreErrorKind =
   | "io"
   | "changed"
   | "flagged"
-  | "too-large";
+  | "too-large"
+  | "poisoned";
 
 /** The store refused; nothing on disk changed. `message` is the component's own text. */
 export class StoreError extends MemoryError {
@@ -301,6 +302,12 @@ export class TooLargeError extends StoreError {
   readonly sizeBytes: number;
   readonly limitBytes: number;
 }
+/** A scanned write (`store.write-scanned`) refused by the memory poisoning scan: `rule`
+ * matched. */
+export class PoisonedError extends StoreError {
+  readonly kind: "poisoned";
+  readonly rule: string;
+}
 
 /** A refused tool call; nothing changed. `message` is the text for the model. */
 export class ToolError extends MemoryError {
@@ -310,11 +317,15 @@ export class ToolError extends MemoryError {
 }
 
 /** The component trapped (out of fuel or memory, or a bug); the call's lock and temporary
- * file were cleaned up. A read changed nothing. A write may have landed: the file holds
- * its old bytes, or its new ones if the trap came after the rename that makes the write
- * visible (never a mix), and nothing says which: read the file (against what it held
- * before the call) before retrying, since retrying an add that landed adds it twice. */
-export class TrapError extends MemoryError {}
+ * file were cleaned up. A read changed nothing. A write's file holds its old bytes, or its
+ * new ones if the trap came after the rename that makes the write visible (never a mix). */
+export class TrapError extends MemoryError {
+  /** For a write: `true`, it was made before the trap, and a retry would make it again;
+   * `false`, nothing was written and a retry is safe; `null` when the write left no trace
+   * to tell by (it trapped before taking the file's lock or after releasing it: read the
+   * file), and for a read. */
+  readonly written: boolean | null;
+}
 
 /** `.metis` is not usable: not a directory, a refused symbolic link, not creatable. */
 export class WorkspaceError extends MemoryError {}

@@ -25,8 +25,6 @@ export const version = JSON.parse(fs.readFileSync(new URL("./package.json", impo
 const GUEST_METIS_DIR = ".metis";
 /** The guest names a call's lock and temporary file after this token. */
 const OWNER_ENV = "METIS_MEMORY_OWNER";
-/** An owner text: 16 hex digits and a newline. */
-const OWNER_TEXT_BYTES = 17;
 
 const WIT_FILE = { "MEMORY.md": "memory", "USER.md": "user" };
 const FILE_NAME = { memory: "MEMORY.md", user: "USER.md" };
@@ -62,6 +60,8 @@ export class IoError extends StoreError {}
 export class ChangedError extends StoreError {}
 export class FlaggedError extends StoreError {}
 export class TooLargeError extends StoreError {}
+/** A scanned write (`store.write-scanned`) refused by the memory poisoning scan. */
+export class PoisonedError extends StoreError {}
 
 const STORE_ERRORS = {
   "hard-cap-exceeded": HardCapExceededError,
@@ -76,6 +76,7 @@ const STORE_ERRORS = {
   changed: ChangedError,
   flagged: FlaggedError,
   "too-large": TooLargeError,
+  poisoned: PoisonedError,
 };
 
 /** A tool call changed nothing: invalid input, an unknown tool, or a refused write. */
@@ -88,12 +89,22 @@ export class ToolError extends MemoryError {
 }
 
 /** The component trapped (out of fuel or memory, a guest panic, or a host call that
- * threw); the call's lock and temporary file were cleaned up, and the next call runs on a
- * fresh instance. A read changed nothing. A write may have landed: the file holds its old
- * bytes, or its new ones if the trap came after the rename that makes the write visible
- * (never a mix), and nothing says which: read the file (against what it held before the
- * call) before retrying, since retrying an add that landed adds the entry twice. */
-export class TrapError extends MemoryError {}
+ * threw); the call's lock and temporary file were cleaned up (the component's
+ * `recover-after-trap`), and the next call runs on a fresh instance. A read changed
+ * nothing. A write's file holds its old bytes, or its new ones if the trap came after the
+ * rename that makes the write visible (never a mix): `written` says which when the write
+ * left a trace to tell by (it held the file's lock), so a retry never adds an entry twice;
+ * `null` when it did not (it trapped before taking the lock, or after releasing it): read
+ * the file to know. */
+export class TrapError extends MemoryError {
+  constructor(message, options) {
+    super(message, options);
+    /** For a write: `true`, it was made before the trap (a retry would make it again);
+     * `false`, nothing was written (a retry is safe); `null` when no trace tells (read
+     * the file). `null` for a read. */
+    this.written = null;
+  }
+}
 
 /** `.metis` could not be used: not a directory, a refused symbolic link, or not
  * creatable. */
@@ -222,6 +233,9 @@ function storeError(error, message, file) {
         sizeBytes: Number(val.sizeBytes),
         limitBytes: Number(val.limitBytes),
       });
+      break;
+    case "poisoned":
+      Object.assign(details, { file: FILE_NAME[val.file], rule: val.rule });
       break;
   }
   const Class = STORE_ERRORS[error.tag] ?? StoreError;
@@ -554,7 +568,7 @@ class Workspace {
     try {
       return this.#call(this.#instantiate(modules, present, owner, this.#readOnly), f);
     } catch (e) {
-      if (e instanceof TrapError && !this.#readOnly) this.#cleanUpAfterTrap(owner);
+      if (e instanceof TrapError && !this.#readOnly && present) this.#recoverAfterTrap(modules, owner, e);
       if (created) {
         try {
           fs.rmdirSync(this.metisDir);
@@ -606,40 +620,21 @@ class Workspace {
     }
   }
 
-  /** A trapped instance cannot release its lock or remove its temporary file; both are
-   * named after `owner`, so exactly this call's are removed. The lock is moved aside to
-   * this call's own name before it is inspected (never followed, never read beyond a
-   * token's length); a lock that turns out to be another writer's is put back. */
-  #cleanUpAfterTrap(owner) {
-    const metis = this.metisDir;
-    for (const name of Object.keys(WIT_FILE)) {
-      const lock = path.join(metis, `.${name}.lock`);
-      const aside = path.join(metis, `.${name}.lock.${owner}.aside`);
-      let regular = false;
-      try {
-        regular = fs.lstatSync(lock).isFile();
-      } catch {}
-      if (regular) {
-        let moved = false;
-        try {
-          fs.renameSync(lock, aside);
-          moved = true;
-        } catch {}
-        if (moved && lockOwner(aside) !== BigInt(`0x${owner}`)) {
-          // Another writer's: put it back, unless a new lock was taken meanwhile.
-          try {
-            fs.linkSync(aside, lock);
-          } catch {}
-        }
-      }
-      // The aside name is this call's own (the trapped guest may have moved its lock
-      // there itself while releasing it): whatever file is there is ours to remove.
-      const leftovers = [`.${name}.lock.${owner}.aside`, `.${name}.lock.${owner}`, `.${name}.${owner}.tmp`];
-      for (const leftover of leftovers) {
-        try {
-          fs.unlinkSync(path.join(metis, leftover));
-        } catch {}
-      }
+  /** The component's `recover-after-trap`, on a fresh instance given the trapped call's
+   * `owner`: it removes what that call left in `.metis/` (its lock, put back if another
+   * writer's; its pending lock; its temporary file) and says whether its write landed,
+   * which `trap.written` then tells the caller. Run under the default fuel: the caller's
+   * limit may be what the trapped call ran out of. If even this traps, the lock is left
+   * to expire (a lease, as after a crash) and what landed is not known. */
+  #recoverAfterTrap(modules, owner, trap) {
+    try {
+      const instance = this.#instantiate(modules, true, owner, false);
+      setFuel(instance.guest, DEFAULT_LIMITS.fuel);
+      const files = instance.root.store.recoverAfterTrap();
+      const traced = files.find((f) => f.landing !== "untraced");
+      trap.written = traced === undefined ? null : traced.landing === "written";
+    } catch {
+      trap.written = null;
     }
   }
 
@@ -703,24 +698,6 @@ function failure(e, guest) {
   if (e instanceof MemoryError) return e;
   const why = guest && fuelSpent(guest) ? "ran out of fuel" : `trapped: ${e?.message ?? e}`;
   return new TrapError(`the memory component ${why}`, { cause: e });
-}
-
-/** The owner token in the lock file at `file`, if it is a regular file (not followed if
- * it is a link) whose first bytes are an owner text. */
-function lockOwner(file) {
-  let fd;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-    if (!fs.fstatSync(fd).isFile()) return undefined;
-    const buffer = Buffer.alloc(OWNER_TEXT_BYTES);
-    const n = fs.readSync(fd, buffer, 0, OWNER_TEXT_BYTES, 0);
-    const content = buffer.subarray(0, n).toString("latin1");
-    return /^[0-9a-fA-F]{16}\n$/.test(content) ? BigInt(`0x${content.slice(0, 16)}`) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
 }
 
 /** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched

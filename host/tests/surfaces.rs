@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use metis_memory::{Error, Session, Workspace};
+use metis_memory::{Error, Limits, MemoryFile, Session, Workspace};
 use serde_json::Value;
 
 /// One surface: what a driver must be able to do for every row.
@@ -21,6 +21,17 @@ trait Surface {
     fn next_response(&mut self, name: &str) -> Result<(), String>;
     /// The version the surface reports.
     fn version(&self) -> Result<String, String>;
+    /// `add_entry(file, entry)` on `root` with `fuel` (`None`: the default): `Ok(None)` if
+    /// it wrote, `Ok(Some(written))` if it trapped (what the trap said of the write).
+    fn add_with_fuel(
+        &self,
+        _root: &Path,
+        _file: &str,
+        _entry: &str,
+        _fuel: Option<u64>,
+    ) -> Result<Option<Option<bool>>, String> {
+        Err("this surface sets no fuel".into())
+    }
 }
 
 /// The Rust library: one `Session` per name.
@@ -54,6 +65,28 @@ impl Surface for Library {
 
     fn version(&self) -> Result<String, String> {
         Ok(metis_memory::VERSION.to_owned())
+    }
+
+    fn add_with_fuel(
+        &self,
+        root: &Path,
+        file: &str,
+        entry: &str,
+        fuel: Option<u64>,
+    ) -> Result<Option<Option<bool>>, String> {
+        let limits = Limits {
+            fuel: fuel.unwrap_or(Limits::default().fuel),
+            ..Limits::default()
+        };
+        let file = MemoryFile::parse(file).ok_or("no such file")?;
+        match Workspace::open(root)
+            .with_limits(limits)
+            .add_entry(file, entry)
+        {
+            Ok(_) => Ok(None),
+            Err(Error::Trap { written, .. }) => Ok(Some(written)),
+            Err(other) => Err(other.to_string()),
+        }
     }
 }
 
@@ -179,7 +212,79 @@ fn known_keys(step: &Value, keys: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-fn run_row(row: &Value, surface: &mut dyn Surface) -> Result<(), String> {
+/// `trap_sweep`: adds that trap at 20 budgets under what the add needs, each retried
+/// only as the trap's `written` says; the file must hold the entry exactly once each time.
+fn trap_sweep(surface: &dyn Surface, root: &Path, file: &str, entry: &str) -> Result<(), String> {
+    let path = root.join(".metis").join(file);
+    let given = std::fs::read(&path).unwrap_or_default();
+    let attempt = |fuel: Option<u64>| {
+        std::fs::write(&path, &given).unwrap();
+        surface.add_with_fuel(root, file, entry, fuel)
+    };
+    if attempt(None)?.is_some() {
+        return Err("the add traps even with the default fuel".into());
+    }
+    let (mut low, mut high) = (1u64, Limits::default().fuel);
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if attempt(Some(mid))?.is_none() {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    let mut expected = given.clone();
+    expected.extend_from_slice(format!("{entry}\n").as_bytes());
+    let (mut trapped, mut told) = (0, 0);
+    for i in 0..20 {
+        let fuel = high / 2 + high * i / 40;
+        let Some(written) = attempt(Some(fuel))? else {
+            continue;
+        };
+        trapped += 1;
+        told += usize::from(written.is_some());
+        let on_disk = std::fs::read(&path).unwrap_or_default();
+        let landed = written.unwrap_or(on_disk == expected);
+        if !landed {
+            surface.add_with_fuel(root, file, entry, None)?;
+        }
+        let now = std::fs::read(&path).unwrap_or_default();
+        if now != expected {
+            return Err(format!(
+                "fuel {fuel}: written={written:?}, then the file is {:?}",
+                String::from_utf8_lossy(&now)
+            ));
+        }
+    }
+    if trapped == 0 || told == 0 {
+        return Err(format!(
+            "{trapped} traps, {told} of them said whether they landed"
+        ));
+    }
+    Ok(())
+}
+
+fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), String> {
+    for key in row.as_object().unwrap().keys() {
+        if ![
+            "name",
+            "covers",
+            "given",
+            "steps",
+            "surfaces",
+            "surfaces_why",
+        ]
+        .contains(&key.as_str())
+        {
+            return Err(format!("this driver does not know the row key {key:?}"));
+        }
+    }
+    if let Some(surfaces) = row.get("surfaces").and_then(Value::as_array)
+        && !surfaces.iter().any(|s| s == name)
+    {
+        eprintln!("{name}: not for this surface: {}", row["surfaces_why"]);
+        return Ok(());
+    }
     let dir = tempfile::tempdir().unwrap();
     let metis = dir.path().join(".metis");
     for (file, text) in row["given"].as_object().unwrap() {
@@ -218,6 +323,11 @@ fn run_row(row: &Value, surface: &mut dyn Surface) -> Result<(), String> {
                     String::from_utf8_lossy(&bytes)
                 )));
             }
+        } else if let Some(sweep) = step.get("trap_sweep") {
+            known_keys(step, &["trap_sweep"]).map_err(at)?;
+            let file = sweep["file"].as_str().unwrap();
+            let entry = sweep["entry"].as_str().unwrap();
+            trap_sweep(surface, dir.path(), file, entry).map_err(at)?;
         } else if step.get("version").is_some() {
             known_keys(step, &["version"]).map_err(at)?;
             let reported = surface.version().map_err(at)?;
@@ -250,7 +360,7 @@ fn main() {
             let row = row.clone();
             let name = format!("{surface}: {}", row["name"].as_str().unwrap());
             trials.push(Trial::test(name, move || {
-                run_row(&row, make().as_mut()).map_err(Failed::from)
+                run_row(&row, make().as_mut(), surface).map_err(Failed::from)
             }));
         }
     }

@@ -27,7 +27,8 @@ const STEPS = {
   file: [['file', 'is'], []],
   version: [['version'], []],
 };
-const ROW_KEYS = ['name', 'covers', 'given', 'steps'];
+const ROW_KEYS = ['name', 'covers', 'given', 'steps', 'surfaces', 'surfaces_why'];
+const SURFACE = 'mcp';
 
 const rows = existsSync(TABLE) ? JSON.parse(readFileSync(TABLE, 'utf8')).behaviours : [];
 
@@ -162,7 +163,8 @@ class Driver {
 }
 
 for (const [index, row] of rows.entries()) {
-  test(row.name ?? `row ${index + 1}`, async () => {
+  const forThis = !row.surfaces || row.surfaces.includes(SURFACE);
+  test(row.name ?? `row ${index + 1}`, { skip: forThis ? false : `not for this surface: ${row.surfaces_why}` }, async () => {
     const ws = new Workspace();
     const driver = new Driver(ws);
     try {

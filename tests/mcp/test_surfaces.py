@@ -40,7 +40,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "file": ({"file", "is"}, set()),
     "version": ({"version"}, set()),
 }
-ROW_KEYS = {"name", "covers", "given", "steps"}
+ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
+SURFACE = "mcp"
 
 
 def load_rows() -> list[Any]:
@@ -116,6 +117,8 @@ class Driver:
         for key in row:
             if key not in ROW_KEYS:
                 raise RowFailed(f"this driver does not know the row key {key!r}")
+        if "surfaces" in row and SURFACE not in row["surfaces"]:
+            pytest.skip(f"not for this surface: {row.get('surfaces_why')}")
         metis = self.root / ".metis"
         for file, text in row.get("given", {}).items():
             metis.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ToolError, openWorkspace, version } from "metis-memory";
+import { DEFAULT_LIMITS, ToolError, TrapError, openWorkspace, version } from "metis-memory";
 
 const ROOT = process.env.METIS_REPO_ROOT;
 const TABLE = ROOT && path.join(ROOT, "tests", "surfaces", "behaviours.json");
@@ -21,8 +21,10 @@ const STEPS = {
   next_response: { keys: ["next_response"], checks: [] },
   file: { keys: ["file", "is"], checks: [] },
   version: { keys: ["version"], checks: [] },
+  trap_sweep: { keys: ["trap_sweep"], checks: [] },
 };
-const ROW_KEYS = ["name", "covers", "given", "steps"];
+const ROW_KEYS = ["name", "covers", "given", "steps", "surfaces", "surfaces_why"];
+const SURFACE = "node";
 
 class RowFailed extends Error {}
 
@@ -140,6 +142,9 @@ class Driver {
         }
         break;
       }
+      case "trap_sweep":
+        await this.trapSweep(step.trap_sweep.file, step.trap_sweep.entry);
+        break;
       case "version": {
         const wanted = witVersion(path.join(ROOT, step.version));
         if (version !== wanted) {
@@ -151,8 +156,54 @@ class Driver {
   }
 }
 
+/** `addEntry(file, entry)` with `fuel`: the TrapError if it trapped, else undefined. */
+async function addWithFuel(root, file, entry, fuel) {
+  try {
+    await openWorkspace(root, { limits: { fuel } }).addEntry(file, entry);
+    return undefined;
+  } catch (e) {
+    if (e instanceof TrapError) return e;
+    throw e;
+  }
+}
+
+/** Adds that trap at 20 budgets under what the add needs, each retried only as the trap's
+ * `written` says: the file must hold the entry exactly once every time. */
+Driver.prototype.trapSweep = async function (file, entry) {
+  const at = path.join(this.root, ".metis", file);
+  const given = fs.existsSync(at) ? fs.readFileSync(at) : Buffer.alloc(0);
+  const attempt = (fuel) => {
+    fs.writeFileSync(at, given);
+    return addWithFuel(this.root, file, entry, fuel);
+  };
+  if ((await attempt(DEFAULT_LIMITS.fuel)) !== undefined) throw new RowFailed("the add traps even with the default fuel");
+  let [low, high] = [1, DEFAULT_LIMITS.fuel];
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if ((await attempt(middle)) === undefined) high = middle;
+    else low = middle;
+  }
+  const expected = Buffer.concat([given, Buffer.from(`${entry}\n`)]);
+  let [trapped, told] = [0, 0];
+  for (let i = 0; i < 20; i++) {
+    const fuel = Math.floor(high / 2) + Math.floor((high * i) / 40);
+    const trap = await attempt(fuel);
+    if (trap === undefined) continue;
+    trapped++;
+    if (trap.written !== null) told++;
+    const landed = trap.written ?? fs.readFileSync(at).equals(expected);
+    if (!landed) await addWithFuel(this.root, file, entry, DEFAULT_LIMITS.fuel);
+    const now = fs.readFileSync(at);
+    if (!now.equals(expected)) {
+      throw new RowFailed(`fuel ${fuel}: written=${trap.written}, then ${JSON.stringify(now.toString())}`);
+    }
+  }
+  if (trapped === 0 || told === 0) throw new RowFailed(`${trapped} traps, ${told} of them said whether they landed`);
+};
+
 for (const [i, row] of rows().entries()) {
-  test(row.name ?? `row ${i + 1}`, async (t) => {
+  const forThis = !row.surfaces || row.surfaces.includes(SURFACE);
+  test(row.name ?? `row ${i + 1}`, { skip: forThis ? false : `not for this surface: ${row.surfaces_why}` }, async (t) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-"));
     t.after(() => fs.rmSync(root, { recursive: true, force: true }));
     try {
