@@ -127,6 +127,9 @@ const GUEST_CORE_MODULE = "metis_memory.core.wasm";
 
 const compiled = new Map();
 
+/** How many times a write is run again after its `.metis/` vanished under it. */
+const VANISHED_RETRIES = 3;
+
 function coreModules(memoryBytes) {
   // Keyed by what the metered module holds: every limit past wasm32's 4 GiB is the same.
   memoryBytes = Math.min(memoryBytes, 65536 * 65536);
@@ -563,20 +566,37 @@ class Workspace {
    * a trap exactly its lock and temporary file can be told apart and removed. A read-only
    * workspace's instance can change nothing, so nothing is cleaned up after it. */
   #write(modules, f) {
-    const { present, created } = this.#prepare();
-    const owner = ownerToken();
-    try {
-      return this.#call(this.#instantiate(modules, present, owner, this.#readOnly), f);
-    } catch (e) {
-      if (e instanceof TrapError && !this.#readOnly && present) this.#recoverAfterTrap(modules, owner, e);
-      if (created) {
-        try {
-          fs.rmdirSync(this.metisDir);
-        } catch {
-          // Not empty (another writer's file is there) or already gone: leave it.
+    // A write whose `.metis/` vanished under it (another writer's refused first write
+    // removes the `.metis/` it created while still empty) wrote nothing there, and runs
+    // again in the new one.
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= VANISHED_RETRIES;
+      const { present, created } = this.#prepare();
+      const metis = present ? directoryId(this.#existingMetisDir()) : undefined;
+      const owner = ownerToken();
+      try {
+        return this.#call(this.#instantiate(modules, present, owner, this.#readOnly), f);
+      } catch (e) {
+        if (e instanceof TrapError && !this.#readOnly && present) this.#recoverAfterTrap(modules, owner, e);
+        if (created) {
+          try {
+            fs.rmdirSync(this.metisDir);
+          } catch {
+            // Not empty (another writer's file is there) or already gone: leave it.
+          }
         }
+        if (!(e instanceof TrapError) && !last && present && !this.#readOnly && this.#vanished(metis)) continue;
+        throw e;
       }
-      throw e;
+    }
+  }
+
+  /** Whether `.metis/` is no longer the directory `metis` names (removed, or replaced). */
+  #vanished(metis) {
+    try {
+      return directoryId(this.#existingMetisDir()) !== metis;
+    } catch {
+      return false;
     }
   }
 

@@ -63,9 +63,13 @@ def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
     def sweep() -> set[str]:
         left: set[str] = set()
         for fuel in fuels:
-            with pytest.raises(ComponentTrap):
+            with pytest.raises(ComponentTrap) as trapped:
                 MemoryStore(tmp_path, limits=Limits(fuel=fuel)).add_entry("MEMORY.md", "more")
             entries = snapshot(metis)[1]
+            # When the trap says whether the write landed, it is what is on disk.
+            if trapped.value.written is not None:
+                assert trapped.value.written == (entries["MEMORY.md"][1] == b"fact\nmore\n"), fuel
+                told.append(trapped.value.written)
             left |= set(entries) - {"MEMORY.md"}
             for name in set(entries) - {"MEMORY.md"}:  # so the next call need not wait
                 (metis / name).unlink()
@@ -75,7 +79,10 @@ def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
             MemoryStore(tmp_path).consolidate("MEMORY.md", "fact\n")
         return left
 
+    told: list[bool] = []
     assert sweep() == set()
+    # The sweep reaches traps on both sides of the rename, and they say so.
+    assert True in told and False in told, told
     # Without the clean-up, some of those traps leave the call's lock or temporary file:
     # so the sweep does reach the moments the clean-up is for.
     monkeypatch.setattr(_runtime, "recover_after_trap", lambda metis, owner: None)

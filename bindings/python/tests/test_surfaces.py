@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import metis_memory
-from metis_memory import MemorySession, MemoryStore
+from metis_memory import ComponentTrap, Limits, MemorySession, MemoryStore
 
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
 TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
@@ -27,8 +27,10 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "next_response": ({"next_response"}, set()),
     "file": ({"file", "is"}, set()),
     "version": ({"version"}, set()),
+    "trap_sweep": ({"trap_sweep"}, set()),
 }
-ROW_KEYS = {"name", "covers", "given", "steps"}
+ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
+SURFACE = "python"
 
 
 def load_rows() -> list[Any]:
@@ -83,6 +85,8 @@ class Driver:
         for key in row:
             if key not in ROW_KEYS:
                 raise RowFailed(f"this driver does not know the row key {key!r}")
+        if "surfaces" in row and SURFACE not in row["surfaces"]:
+            pytest.skip(f"not for this surface: {row.get('surfaces_why')}")
         metis = self.root / ".metis"
         for file, text in row.get("given", {}).items():
             metis.mkdir(exist_ok=True)
@@ -132,6 +136,8 @@ class Driver:
             if data != step["is"].encode():
                 shown = "missing" if data is None else repr(data.decode(errors="replace"))
                 raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
+        elif kind == "trap_sweep":
+            self.trap_sweep(step["trap_sweep"]["file"], step["trap_sweep"]["entry"])
         elif kind == "version":
             wanted = wit_version(ROOT / step["version"])
             if metis_memory.__version__ != wanted:
@@ -139,6 +145,48 @@ class Driver:
                     f"the package reports version {metis_memory.__version__}, "
                     f"{step['version']} says {wanted}"
                 )
+
+
+    def add_with_fuel(self, file: str, entry: str, fuel: int | None) -> ComponentTrap | None:
+        limits = Limits() if fuel is None else Limits(fuel=fuel)
+        try:
+            MemoryStore(self.root, limits=limits).add_entry(file, entry)
+        except ComponentTrap as trap:
+            return trap
+        return None
+
+    def trap_sweep(self, file: str, entry: str) -> None:
+        """Adds that trap at 20 budgets under what the add needs, each retried only as the
+        trap's `written` says: the file must hold the entry exactly once every time."""
+        path = self.root / ".metis" / file
+        given = path.read_bytes() if path.exists() else b""
+
+        def attempt(fuel: int | None) -> ComponentTrap | None:
+            path.write_bytes(given)
+            return self.add_with_fuel(file, entry, fuel)
+
+        if attempt(None) is not None:
+            raise RowFailed("the add traps even with the default fuel")
+        low, high = 1, Limits().fuel
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if attempt(middle) is None else (middle, high)
+        expected = given + f"{entry}\n".encode()
+        trapped = told = 0
+        for i in range(20):
+            fuel = high // 2 + high * i // 40
+            trap = attempt(fuel)
+            if trap is None:
+                continue
+            trapped += 1
+            told += trap.written is not None
+            landed = trap.written if trap.written is not None else path.read_bytes() == expected
+            if not landed:
+                self.add_with_fuel(file, entry, None)
+            if path.read_bytes() != expected:
+                raise RowFailed(f"fuel {fuel}: written={trap.written}, then {path.read_bytes()!r}")
+        if trapped == 0 or told == 0:
+            raise RowFailed(f"{trapped} traps, {told} of them said whether they landed")
 
 
 @pytest.mark.parametrize("row", ROWS)

@@ -403,16 +403,22 @@ class KeptInstance:
                 self._kept = kept
 
 
-def recover_after_trap(metis: Path | str, owner: int) -> None:
+def recover_after_trap(metis: Path | str, owner: int) -> bool | None:
     """The component's `recover-after-trap`, on a fresh instance given the trapped call's
     `owner` token: it removes what that call left in `.metis/` (its lock, moved aside and
     inspected first and put back if it is another writer's; its pending lock; its temporary
     file) and nothing else. The host's own clean-up, so it runs under the default limits,
-    not the caller's, which may be what the trapped call ran out of."""
-    with_instance(
+    not the caller's, which may be what the trapped call ran out of. Returns whether the
+    trapped write landed (`None`: it left no trace to tell by)."""
+    found = with_instance(
         lambda exports: exports(STORE, "recover-after-trap"),
         metis_dir=metis,
         read_only=False,
         limits=Limits(),
         owner=owner,
     )
+    for trapped in found:
+        landing = str(trapped.landing)
+        if landing != "untraced":
+            return landing == "written"
+    return None

@@ -147,11 +147,15 @@ class MemoryPoisoned(MemoryStoreError):
 
 class ComponentTrap(RuntimeError):
     """The component ran out of fuel or memory, or hit a bug; the next call runs on a
-    fresh instance. A read changed nothing. A write may have landed: the file holds its
-    old bytes, or its new ones if the trap came after the rename that makes the write
-    visible (never a mix), and no lock or temporary file is left. Nothing reports which:
-    read the file (against what it held before the call) to know before retrying, since
-    retrying an add that landed adds the entry twice."""
+    fresh instance. A read changed nothing. A write's file holds its old bytes, or its
+    new ones if the trap came after the rename that makes the write visible (never a
+    mix), and no lock or temporary file is left (the component's `recover-after-trap`).
+    `written` says which: `True`, the write was made and a retry would make it again;
+    `False`, nothing was written and a retry is safe; `None` for a read, or when the
+    write left no trace to tell by (it trapped before taking the file's lock, or after
+    releasing it): read the file to know."""
+
+    written: bool | None = None
 
 
 class MetisWorkspaceError(OSError):

@@ -37,6 +37,10 @@ from .session import MemorySession
 T = TypeVar("T")
 
 
+# How many times a write is run again after its `.metis/` vanished under it.
+_VANISHED_RETRIES = 3
+
+
 class _Access(Enum):
     READ = "read"
     WRITE = "write"
@@ -295,40 +299,65 @@ class MemoryStore:
             return self._kept.run(metis_id, self._open_metis_dir, self._limits, op)
         metis = self.metis_dir
         writes = not self._read_only
-        created = self._create_metis_dir() if writes else False
-        # Pre-opened as the host opened it, never through a link swapped in after the check.
-        opened = self._open_metis_dir()
-        if opened is None and writes:
-            raise MetisWorkspaceError(f"{metis} was removed as the call began; nothing was written")
-        # A write's own token: after a trap, exactly its lock and temporary file are removed.
-        owner = secrets.randbits(64)
-        done = False
+        # A write whose `.metis/` vanished under it (another writer's refused first write
+        # removes the `.metis/` it created while still empty) wrote nothing there, and runs
+        # again in the new one.
+        for attempt in range(_VANISHED_RETRIES + 1):
+            last = attempt == _VANISHED_RETRIES
+            created = self._create_metis_dir() if writes else False
+            # Pre-opened as the host opened it, never through a link swapped in after the
+            # check.
+            opened = self._open_metis_dir()
+            if opened is None and writes:
+                if not last:
+                    continue
+                raise MetisWorkspaceError(
+                    f"{metis} was removed as the call began; nothing was written"
+                )
+            # A write's own token: after a trap, exactly its lock and temporary file are
+            # removed.
+            owner = secrets.randbits(64)
+            done = False
+            try:
+                result = _runtime.with_instance(
+                    op,
+                    metis_dir=None if opened is None else opened.path,
+                    read_only=self._read_only,
+                    limits=self._limits,
+                    owner=owner,
+                )
+                done = True
+                return result
+            except ComponentTrap as trap:
+                if writes and opened is not None:
+                    # If even this traps, the lock is left to expire (a lease, as after a
+                    # crash) and what landed is not known.
+                    try:
+                        trap.written = _runtime.recover_after_trap(opened.path, owner)
+                    except ComponentTrap:
+                        pass
+                raise
+            except Exception:
+                if writes and not last and opened is not None and self._vanished(opened.id):
+                    continue
+                raise
+            finally:
+                if opened is not None:
+                    opened.close()
+                if created and not done:
+                    try:
+                        os.rmdir(metis)
+                    except OSError:
+                        pass
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _vanished(self, opened_id: tuple[int, int]) -> bool:
+        """Whether `.metis/` is no longer the directory `opened_id` names."""
         try:
-            result = _runtime.with_instance(
-                op,
-                metis_dir=None if opened is None else opened.path,
-                read_only=self._read_only,
-                limits=self._limits,
-                owner=owner,
-            )
-            done = True
-            return result
-        except ComponentTrap:
-            if writes and opened is not None:
-                # If even this traps, the lock is left to expire: a lease, as after a crash.
-                try:
-                    _runtime.recover_after_trap(opened.path, owner)
-                except ComponentTrap:
-                    pass
-            raise
-        finally:
-            if opened is not None:
-                opened.close()
-            if created and not done:
-                try:
-                    os.rmdir(metis)
-                except OSError:
-                    pass
+            info = self._existing_metis_dir()
+        except MetisWorkspaceError:
+            return False
+        return info is None or (info.st_dev, info.st_ino) != opened_id
 
     def _existing_metis_dir(self) -> os.stat_result | None:
         """`.metis/`'s status if it exists, else `None`; an error when something else is
