@@ -243,6 +243,9 @@ export type StoreErrorKind =
   | "not-a-regular-file"
   | "busy"
   | "io"
+  | "read-only"
+  | "file-too-large"
+  | "insufficient-space"
   | "changed"
   | "flagged"
   | "too-large"
@@ -286,6 +289,18 @@ export class BusyError extends StoreError {
 }
 export class IoError extends StoreError {
   readonly kind: "io";
+}
+/** The workspace was opened read-only, or its filesystem refused a write as read-only. */
+export class ReadOnlyError extends StoreError {
+  readonly kind: "read-only";
+}
+/** The filesystem refused a file's size (a file-size limit). */
+export class FileTooLargeError extends StoreError {
+  readonly kind: "file-too-large";
+}
+/** The filesystem, or the user's quota on it, is full. */
+export class InsufficientSpaceError extends StoreError {
+  readonly kind: "insufficient-space";
 }
 export class ChangedError extends StoreError {
   readonly kind: "changed";

@@ -25,6 +25,8 @@ export const version = JSON.parse(fs.readFileSync(new URL("./package.json", impo
 const GUEST_METIS_DIR = ".metis";
 /** The guest names a call's lock and temporary file after this token. */
 const OWNER_ENV = "METIS_MEMORY_OWNER";
+/** Set to "1" for an instance of a read-only workspace (`wit/types.wit`, `read-only`). */
+const READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY";
 
 const WIT_FILE = { "MEMORY.md": "memory", "USER.md": "user" };
 const FILE_NAME = { memory: "MEMORY.md", user: "USER.md" };
@@ -57,6 +59,12 @@ export class InvalidUtf8Error extends StoreError {}
 export class NotARegularFileError extends StoreError {}
 export class BusyError extends StoreError {}
 export class IoError extends StoreError {}
+/** The workspace was opened read-only, or its filesystem refused a write as read-only. */
+export class ReadOnlyError extends StoreError {}
+/** The filesystem refused a file's size (a file-size limit). */
+export class FileTooLargeError extends StoreError {}
+/** The filesystem, or the user's quota on it, is full. */
+export class InsufficientSpaceError extends StoreError {}
 export class ChangedError extends StoreError {}
 export class FlaggedError extends StoreError {}
 export class TooLargeError extends StoreError {}
@@ -73,6 +81,9 @@ const STORE_ERRORS = {
   "not-a-regular-file": NotARegularFileError,
   busy: BusyError,
   io: IoError,
+  "read-only": ReadOnlyError,
+  "file-too-large": FileTooLargeError,
+  "insufficient-space": InsufficientSpaceError,
   changed: ChangedError,
   flagged: FlaggedError,
   "too-large": TooLargeError,
@@ -610,7 +621,9 @@ class Workspace {
         ...(readOnly ? { filesystem: readOnlyFilesystem } : {}),
         sandbox: {
           preopens: present ? { [GUEST_METIS_DIR]: this.metisDir } : {},
-          env: { [OWNER_ENV]: owner },
+          // The component refuses every write of a read-only workspace itself, with
+          // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
+          env: { [OWNER_ENV]: owner, ...(readOnly ? { [READ_ONLY_ENV]: "1" } : {}) },
           args: [],
           enableNetwork: false,
         },

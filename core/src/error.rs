@@ -38,6 +38,21 @@ pub enum StoreError {
         file: MemoryFile,
         message: String,
     },
+    /// The workspace was opened read-only, or its filesystem is: nothing was written.
+    ReadOnly {
+        file: MemoryFile,
+        message: String,
+    },
+    /// The filesystem refused the size (a file-size limit, `ulimit -f`).
+    FileTooLarge {
+        file: MemoryFile,
+        message: String,
+    },
+    /// The filesystem is full, or the user's quota is.
+    InsufficientSpace {
+        file: MemoryFile,
+        message: String,
+    },
     /// A conditional consolidate found another version of the file than the expected one.
     Changed {
         file: MemoryFile,
@@ -78,6 +93,9 @@ impl StoreError {
             StoreError::NotARegularFile { .. } => "not-a-regular-file",
             StoreError::Busy { .. } => "busy",
             StoreError::Io { .. } => "io",
+            StoreError::ReadOnly { .. } => "read-only",
+            StoreError::FileTooLarge { .. } => "file-too-large",
+            StoreError::InsufficientSpace { .. } => "insufficient-space",
             StoreError::Changed { .. } => "changed",
             StoreError::Flagged { .. } => "flagged",
             StoreError::TooLarge { .. } => "too-large",
@@ -120,7 +138,12 @@ impl fmt::Display for StoreError {
             StoreError::Busy { file } => {
                 write!(f, "{file} is being written by another process; try again")
             }
-            StoreError::Io { file, message } => write!(f, "{file}: I/O error: {message}"),
+            StoreError::Io { file, message }
+            | StoreError::ReadOnly { file, message }
+            | StoreError::FileTooLarge { file, message }
+            | StoreError::InsufficientSpace { file, message } => {
+                write!(f, "{file}: I/O error: {message}")
+            }
             StoreError::Changed {
                 file,
                 expected_hash,

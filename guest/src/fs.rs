@@ -315,11 +315,18 @@ pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCo
     } else {
         ""
     };
-    StoreError::Io {
-        file,
-        message: format!(
-            "cannot {action} .metis/{name}: {reason} ({}){hint}",
-            code.name()
-        ),
+    let message = format!(
+        "cannot {action} .metis/{name}: {reason} ({}){hint}",
+        code.name()
+    );
+    // The causes a caller acts on differently get a kind of their own, the same under
+    // every host; the rest are `io`.
+    match code {
+        ErrorCode::ReadOnly => StoreError::ReadOnly { file, message },
+        ErrorCode::FileTooLarge => StoreError::FileTooLarge { file, message },
+        ErrorCode::InsufficientSpace | ErrorCode::Quota => {
+            StoreError::InsufficientSpace { file, message }
+        }
+        _ => StoreError::Io { file, message },
     }
 }

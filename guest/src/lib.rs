@@ -234,6 +234,13 @@ fn write_file<E: From<core::StoreError>>(
     vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
     let dir = MetisDir::open();
+    if read_only() {
+        return Err(core::StoreError::ReadOnly {
+            file,
+            message: "this workspace was opened read-only; nothing was written".into(),
+        }
+        .into());
+    }
     // The lock is taken when the edit first needs the file, so checks that come before
     // the read (an empty entry, an oversized consolidate) never wait for it.
     let mut lock = None;
@@ -322,6 +329,9 @@ impl From<core::StoreError> for StoreError {
             E::NotARegularFile { file } => StoreError::NotARegularFile(file.into()),
             E::Busy { .. } => StoreError::Busy,
             E::Io { message, .. } => StoreError::Io(message),
+            E::ReadOnly { message, .. } => StoreError::ReadOnly(message),
+            E::FileTooLarge { message, .. } => StoreError::FileTooLarge(message),
+            E::InsufficientSpace { message, .. } => StoreError::InsufficientSpace(message),
             E::Changed {
                 file,
                 expected_hash,
@@ -375,6 +385,9 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
         StoreError::NotARegularFile(file) => E::NotARegularFile { file: file.into() },
         StoreError::Busy => E::Busy { file },
         StoreError::Io(message) => E::Io { file, message },
+        StoreError::ReadOnly(message) => E::ReadOnly { file, message },
+        StoreError::FileTooLarge(message) => E::FileTooLarge { file, message },
+        StoreError::InsufficientSpace(message) => E::InsufficientSpace { file, message },
         StoreError::Changed(info) => E::Changed {
             file: info.file.into(),
             expected_hash: info.expected_hash,
@@ -406,3 +419,12 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
 }
 
 export!(Component);
+
+/// Whether the host opened the workspace read-only (`METIS_MEMORY_READ_ONLY=1`): every
+/// write is refused with `read-only` before it touches anything, whatever the host's
+/// sandbox would also refuse, so every host says the same.
+fn read_only() -> bool {
+    wasip2::cli::environment::get_environment()
+        .iter()
+        .any(|(name, value)| name == "METIS_MEMORY_READ_ONLY" && value == "1")
+}

@@ -335,6 +335,14 @@ fn parse_audit_policy(name: &str) -> Result<AuditPolicy, String> {
 }
 
 fn main() -> ExitCode {
+    // A write past a file-size limit (`ulimit -f`) must fail as a store error
+    // (`file-too-large`, nothing written), not end the process mid-write with its lock
+    // and temporary file left behind.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(error) => return clap_error(error),

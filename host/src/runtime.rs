@@ -25,6 +25,8 @@ const GUEST_METIS_DIR: &str = ".metis";
 /// The guest names its lock and temporary file after this token, so the host can remove
 /// them if the instance traps while holding them (see `Workspace::clean_up_after_trap`).
 const OWNER_ENV: &str = "METIS_MEMORY_OWNER";
+/// Set to `1` for an instance of a read-only workspace (`wit/types.wit`, `read-only`).
+const READ_ONLY_ENV: &str = "METIS_MEMORY_READ_ONLY";
 
 /// A token unique to one call: which lock file and temporary file are this call's.
 pub(crate) fn owner_token() -> u64 {
@@ -225,6 +227,11 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
     let runtime = runtime()?;
     let mut wasi = WasiCtxBuilder::new();
     wasi.env(OWNER_ENV, format!("{:016x}", call.owner));
+    if call.read_only {
+        // The component refuses every write itself, with `read-only`, as under every
+        // host; the read-only pre-open below is the sandbox's own guarantee.
+        wasi.env(READ_ONLY_ENV, "1");
+    }
     // Filesystem calls run on this thread: the call blocks on them anyway, and handing
     // each to a worker thread cost more than the call itself (before the preopen, which
     // takes the setting with it).

@@ -434,8 +434,9 @@ fn a_write_that_cannot_take_the_lock_changes_nothing() {
     let t = TestWorkspace::new();
     t.put(M, "kept\n");
     let before = t.snapshot();
-    let out = run_with_file_size_limit(&t, 0, &["add", "MEMORY.md", "more"]);
+    let out = run_with_file_size_limit(&t, 0, &["--json", "add", "MEMORY.md", "more"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(json(&out)["error"]["kind"], "file-too-large");
     assert!(
         stderr(&out).starts_with(
             "MEMORY.md: I/O error: cannot take the write lock .metis/.MEMORY.md.lock: file too large (file-too-large)"
@@ -470,11 +471,12 @@ fn a_write_failing_half_way_removes_its_temporary_file() {
     assert_eq!(t.metis_names(), ["MEMORY.md"]);
 }
 
-/// Runs the CLI under `ulimit -f BLOCKS` (512-byte blocks), with SIGXFSZ ignored so a
-/// write past the limit fails with `EFBIG` instead of killing the process.
+/// Runs the CLI under `ulimit -f BLOCKS` (512-byte blocks), with SIGXFSZ at its default
+/// action (ending the process): the CLI ignores it itself, so a write past the limit fails
+/// with `EFBIG` (`file-too-large`) instead of killing it mid-write.
 fn run_with_file_size_limit(t: &TestWorkspace, blocks: u32, args: &[&str]) -> Output {
     let script = format!(
-        "trap '' XFSZ; ulimit -f {blocks}; ws=$1; shift; exec \"$0\" --workspace \"$ws\" \"$@\"",
+        "trap - XFSZ; ulimit -f {blocks}; ws=$1; shift; exec \"$0\" --workspace \"$ws\" \"$@\"",
     );
     Command::new("sh")
         .args(["-c", &script, BIN])

@@ -32,6 +32,15 @@ trait Surface {
     ) -> Result<Option<Option<bool>>, String> {
         Err("this surface sets no fuel".into())
     }
+    /// `add_entry(file, entry)` on `root` opened read-only: the error's kind and text.
+    fn read_only_add(
+        &self,
+        _root: &Path,
+        _file: &str,
+        _entry: &str,
+    ) -> Result<(String, String), String> {
+        Err("this surface has no read-only mode".into())
+    }
 }
 
 /// The Rust library: one `Session` per name.
@@ -85,6 +94,20 @@ impl Surface for Library {
         {
             Ok(_) => Ok(None),
             Err(Error::Trap { written, .. }) => Ok(Some(written)),
+            Err(other) => Err(other.to_string()),
+        }
+    }
+
+    fn read_only_add(
+        &self,
+        root: &Path,
+        file: &str,
+        entry: &str,
+    ) -> Result<(String, String), String> {
+        let file = MemoryFile::parse(file).ok_or("no such file")?;
+        match Workspace::open(root).read_only().add_entry(file, entry) {
+            Ok(_) => Err("a read-only workspace wrote".into()),
+            Err(Error::Store { error, message }) => Ok((error.kind().to_owned(), message)),
             Err(other) => Err(other.to_string()),
         }
     }
@@ -328,6 +351,21 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
             let file = sweep["file"].as_str().unwrap();
             let entry = sweep["entry"].as_str().unwrap();
             trap_sweep(surface, dir.path(), file, entry).map_err(at)?;
+        } else if let Some(add) = step.get("read_only_add") {
+            known_keys(step, &["read_only_add", "expect"]).map_err(at)?;
+            let (kind, text) = surface
+                .read_only_add(
+                    dir.path(),
+                    add["file"].as_str().unwrap(),
+                    add["entry"].as_str().unwrap(),
+                )
+                .map_err(at)?;
+            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
+                && wanted != kind
+            {
+                return Err(at(format!("kind {kind}, expected {wanted}: {text}")));
+            }
+            check_texts(&expect, "text", &text).map_err(at)?;
         } else if step.get("version").is_some() {
             known_keys(step, &["version"]).map_err(at)?;
             let reported = surface.version().map_err(at)?;

@@ -23,6 +23,7 @@ const {
   FlaggedError,
   NotARegularFileError,
   IoError,
+  ReadOnlyError,
   ToolError,
   TrapError,
   WorkspaceError,
@@ -312,7 +313,7 @@ test("tool calls: JSON text or a value, typed refusals, seen and withheld, the s
   assert.equal(unscanned.result.file, "USER.md");
 });
 
-test("a read-only workspace reads, and its writes fail with an io error, touching nothing", async (t) => {
+test("a read-only workspace reads, and its writes fail with a read-only error, touching nothing", async (t) => {
   const { root, metis } = workspace(t);
   given(metis, { "MEMORY.md": "- kept\n" });
   const before = fs.statSync(path.join(metis, "MEMORY.md"));
@@ -336,10 +337,10 @@ test("a read-only workspace reads, and its writes fail with an io error, touchin
       if (mutating.test(name) || (name === "openAt" && (args[2].create || args[2].truncate || args[3].write))) reached.push(name);
       return call();
     }, () => write().catch((e) => e));
-    assert.ok(error instanceof IoError, String(error));
+    assert.ok(error instanceof ReadOnlyError, String(error));
     assert.ok(error instanceof StoreError);
-    assert.equal(error.kind, "io");
-    assert.match(error.message, /^(MEMORY|USER)\.md: I\/O error: cannot take the write lock \.metis\/\.(MEMORY|USER)\.md\.lock: read-only file system \(read-only\)/);
+    assert.equal(error.kind, "read-only");
+    assert.match(error.message, /^(MEMORY|USER)\.md: I\/O error: this workspace was opened read-only; nothing was written$/);
   }
   assert.deepEqual(reached, []);
   const tool = await ro.callTool("memory_add", { file: "MEMORY.md", entry: "- more" }).catch((e) => e);
@@ -357,8 +358,8 @@ test("a read-only workspace creates no .metis/: a write there fails as the Rust 
   const ro = openWorkspace(root, { readOnly: true });
   assert.equal(await ro.read("MEMORY.md"), "");
   const error = await ro.consolidate("MEMORY.md", "x").catch((e) => e);
-  assert.ok(error instanceof IoError, String(error));
-  assert.equal(error.message, "MEMORY.md: I/O error: the host pre-opened no .metis directory to write into");
+  assert.ok(error instanceof ReadOnlyError, String(error));
+  assert.equal(error.message, "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written");
   await assert.rejects(ro.callTool("memory_add", { file: "USER.md", entry: "x" }), ToolError);
   assert.deepEqual(entries(root), []);
 });

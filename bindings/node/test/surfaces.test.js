@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DEFAULT_LIMITS, ToolError, TrapError, openWorkspace, version } from "metis-memory";
+import { DEFAULT_LIMITS, StoreError, ToolError, TrapError, openWorkspace, version } from "metis-memory";
 
 const ROOT = process.env.METIS_REPO_ROOT;
 const TABLE = ROOT && path.join(ROOT, "tests", "surfaces", "behaviours.json");
@@ -22,6 +22,7 @@ const STEPS = {
   file: { keys: ["file", "is"], checks: [] },
   version: { keys: ["version"], checks: [] },
   trap_sweep: { keys: ["trap_sweep"], checks: [] },
+  read_only_add: { keys: ["read_only_add", "expect"], checks: ["kind", "text_contains"] },
 };
 const ROW_KEYS = ["name", "covers", "given", "steps", "surfaces", "surfaces_why"];
 const SURFACE = "node";
@@ -140,6 +141,19 @@ class Driver {
           const shown = data === undefined ? "missing" : JSON.stringify(data.toString("utf8"));
           throw new RowFailed(`${step.file} is ${shown}, expected ${JSON.stringify(step.is)}`);
         }
+        break;
+      }
+      case "read_only_add": {
+        const add = step.read_only_add;
+        const error = await openWorkspace(this.root, { readOnly: true }).addEntry(add.file, add.entry).then(
+          () => undefined,
+          (e) => e,
+        );
+        if (!(error instanceof StoreError)) throw new RowFailed(`a read-only workspace gave ${error}`);
+        if (Object.hasOwn(expect, "kind") && error.kind !== expect.kind) {
+          throw new RowFailed(`kind ${error.kind}, expected ${expect.kind}: ${error.message}`);
+        }
+        checkTexts(expect, "text", error.message);
         break;
       }
       case "trap_sweep":

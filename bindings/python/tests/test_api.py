@@ -223,8 +223,10 @@ def test_read_only_stores_read_but_never_write(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path, read_only=True)
     assert store.read("MEMORY.md") == "fact\n"
     before = snapshot(tmp_path / ".metis")
-    with pytest.raises(MemoryStoreError):
+    with pytest.raises(MemoryStoreError) as refused:
         store.add_entry("MEMORY.md", "more")
+    assert refused.value.kind == "read-only"
+    assert str(refused.value) == "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written"
     assert snapshot(tmp_path / ".metis") == before
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import metis_memory
-from metis_memory import ComponentTrap, Limits, MemorySession, MemoryStore
+from metis_memory import ComponentTrap, Limits, MemorySession, MemoryStore, MemoryStoreError
 
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
 TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
@@ -28,6 +28,7 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "file": ({"file", "is"}, set()),
     "version": ({"version"}, set()),
     "trap_sweep": ({"trap_sweep"}, set()),
+    "read_only_add": ({"read_only_add", "expect"}, {"kind", "text_contains"}),
 }
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "python"
@@ -136,6 +137,16 @@ class Driver:
             if data != step["is"].encode():
                 shown = "missing" if data is None else repr(data.decode(errors="replace"))
                 raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
+        elif kind == "read_only_add":
+            add = step["read_only_add"]
+            try:
+                MemoryStore(self.root, read_only=True).add_entry(add["file"], add["entry"])
+            except MemoryStoreError as error:
+                if "kind" in expect and error.kind != expect["kind"]:
+                    raise RowFailed(f"kind {error.kind}, expected {expect['kind']}: {error}") from None
+                check_texts(expect, "text", str(error))
+            else:
+                raise RowFailed("a read-only store wrote")
         elif kind == "trap_sweep":
             self.trap_sweep(step["trap_sweep"]["file"], step["trap_sweep"]["entry"])
         elif kind == "version":

@@ -26,6 +26,7 @@ STORE = "metis:memory/store@0.3.0"
 TOOLS = "metis:memory/tools@0.3.0"
 GUEST_METIS_DIR = ".metis"
 OWNER_ENV = "METIS_MEMORY_OWNER"
+READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY"
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 COMPONENT_FILE = "metis_memory.wasm"
 # Engine settings the compiled code depends on: part of the cache key.
@@ -236,7 +237,9 @@ def instantiate(
     # A WasiConfig is consumed by the store it is given to, so each instance needs its own
     # (the Linker, which holds no state of a call, is the runtime's).
     wasi = WasiConfig()
-    wasi.env = [(OWNER_ENV, f"{owner:016x}")]
+    # The component refuses every write of a read-only workspace itself, with
+    # `read-only`, as under every host; the read-only pre-open is the sandbox's own guarantee.
+    wasi.env = [(OWNER_ENV, f"{owner:016x}")] + ([(READ_ONLY_ENV, "1")] if read_only else [])
     if metis_dir is not None:
         try:
             wasi.preopen_dir(metis_dir, GUEST_METIS_DIR, not read_only)

@@ -184,6 +184,12 @@ def store_error(error: Variant, message: str, file: MemoryFile) -> errors.Memory
             )
         case "flagged":
             return errors.MemoryFlagged(message, FILE_FROM_WIT[p.file], findings(p.findings))
+        case "read-only":
+            return errors.MemoryReadOnly(message, file)
+        case "file-too-large":
+            return errors.MemoryFileTooLarge(message, file)
+        case "insufficient-space":
+            return errors.MemoryInsufficientSpace(message, file)
         case "poisoned":
             return errors.MemoryPoisoned(message, FILE_FROM_WIT[p.file], p.rule)
         case "too-large":

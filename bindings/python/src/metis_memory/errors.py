@@ -94,6 +94,25 @@ class MemoryIOFailure(MemoryStoreError):
     kind = "io"
 
 
+class MemoryReadOnly(MemoryStoreError):
+    """The workspace was opened read-only, or its filesystem refused a write as
+    read-only; nothing was written."""
+
+    kind = "read-only"
+
+
+class MemoryFileTooLarge(MemoryStoreError):
+    """The filesystem refused a file's size (a file-size limit such as `ulimit -f`)."""
+
+    kind = "file-too-large"
+
+
+class MemoryInsufficientSpace(MemoryStoreError):
+    """The filesystem, or the user's quota on it, is full."""
+
+    kind = "insufficient-space"
+
+
 class MemoryChanged(MemoryStoreError):
     """A conditional consolidate found the file changed since the caller read it."""
 
