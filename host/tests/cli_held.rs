@@ -143,3 +143,46 @@ fn prompt_leaves_a_flagged_file_out_by_default() {
     let out = run(&t, &["prompt", "--audit", "off"]);
     assert!(stdout(&out).contains("ignore all previous"));
 }
+
+/// A full filesystem is `insufficient-space`, the same kind under every host, and the
+/// file is left as it was. The filesystem is a 64 KiB tmpfs, filled up, in a mount
+/// namespace of the test's own (`unshare -m`), so nothing outside sees it.
+#[test]
+fn a_full_filesystem_is_insufficient_space_and_changes_nothing() {
+    let unshared = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !unshared {
+        eprintln!("skipped: this machine gives no mount namespace (`unshare -m`)");
+        return;
+    }
+    let t = TestWorkspace::new();
+    let mount = t.root().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=64k none '{mnt}' && mkdir '{mnt}/.metis' \
+         && printf -- '- kept\\n' > '{mnt}/.metis/MEMORY.md' \
+         && {{ dd if=/dev/zero of='{mnt}/fill' bs=4096 2>/dev/null; true; }} \
+         && {{ '{bin}' --workspace '{mnt}' --json add MEMORY.md '- more'; echo \"exit $?\"; }} \
+         && echo '---' && cat '{mnt}/.metis/MEMORY.md' && ls -A '{mnt}/.metis'",
+        mnt = mount.display(),
+        bin = env!("CARGO_BIN_EXE_metis-memory")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let (json_text, after) = text.split_once("exit ").expect("the CLI ran");
+    let error: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    assert_eq!(error["error"]["kind"], "insufficient-space", "{text}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no space left on device (insufficient-space)"),
+        "{text}"
+    );
+    assert_eq!(after, "1\n---\n- kept\nMEMORY.md\n", "{text}");
+}
