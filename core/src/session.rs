@@ -135,8 +135,9 @@ fn set(versions: &mut Vec<(MemoryFile, String)>, file: MemoryFile, sha256: &str)
 mod tests {
     use super::*;
     use crate::audit::AuditFinding;
+    use crate::sha256_hex;
     use crate::tool_call::run_tool_call;
-    use crate::{Edit, plan_write, sha256_hex};
+    use crate::tool_call::tests::on;
     use std::prelude::rust_2024::*;
 
     fn source(file: MemoryFile, text: &str, included: bool, flagged: bool) -> PromptSource {
@@ -159,19 +160,11 @@ mod tests {
 
     /// One tool call in `session` against a file holding `current`.
     fn call(session: &mut Session, input: &str, current: &str) -> Result<ToolSuccess, ToolRefusal> {
-        let bytes = current.as_bytes().to_vec();
         let outcome = run_tool_call(
             "memory_consolidate",
             input.into(),
             &session.options(ScanPolicy::ALL),
-            |file, edit: Edit<'_>, vet| {
-                let planned = plan_write(file, edit, || Ok(bytes))?;
-                vet(
-                    &planned.before,
-                    core::str::from_utf8(&planned.after).unwrap(),
-                )?;
-                Ok(planned.result())
-            },
+            on(current),
         );
         session.observe(&outcome);
         outcome

@@ -222,13 +222,13 @@ pub fn run_tool_call(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{plan_write, sha256_hex};
     use std::prelude::rust_2024::*;
 
     /// The write path over a file held in memory.
-    fn on(
+    pub(crate) fn on(
         current: impl AsRef<[u8]>,
     ) -> impl FnOnce(MemoryFile, Edit<'_>, Vet<'_>) -> Result<WriteResult, ToolRefusal> {
         let bytes = current.as_ref().to_vec();

@@ -323,17 +323,12 @@ pub fn recover_after_trap(
     landings
 }
 
-/// The owner of the lock file `name` and the intent written after it, if any.
+/// The owner of the lock file `name` and the intent written after it, if any, read
+/// through one descriptor (see `open_lock`).
 fn read_lock(dir: &Descriptor, name: &str) -> Option<(u64, Option<String>)> {
-    let owner = read_owner(dir, name)?;
-    let fd = dir
-        .open_at(
-            PathFlags::empty(),
-            name,
-            OpenFlags::empty(),
-            DescriptorFlags::READ,
-        )
-        .ok()?;
+    let fd = open_lock(dir, name)?;
+    let (content, _) = fd.read(OWNER_TEXT_BYTES, 0).ok()?;
+    let owner = parse_owner(&content)?;
     let intent = fd
         .read(INTENT_TEXT_BYTES, OWNER_TEXT_BYTES)
         .ok()
@@ -383,9 +378,15 @@ fn stale_owner(
     (watched || is_stale(dir, name, lease_nanos)).then_some(owner)
 }
 
-/// The token in the lock file `name`, if it is a regular file holding one. Never follows
-/// a link, and never opens anything but a regular file (a FIFO would block the open).
+/// The token in the lock file `name`, if it is a regular file holding one.
 fn read_owner(dir: &Descriptor, name: &str) -> Option<u64> {
+    let (content, _) = open_lock(dir, name)?.read(OWNER_TEXT_BYTES, 0).ok()?;
+    parse_owner(&content)
+}
+
+/// The lock file `name` opened for reading, if it is a regular file. Never follows a
+/// link, and never opens anything but a regular file (a FIFO would block the open).
+fn open_lock(dir: &Descriptor, name: &str) -> Option<Descriptor> {
     let stat = dir.stat_at(PathFlags::empty(), name).ok()?;
     if stat.type_ != DescriptorType::RegularFile {
         return None;
@@ -398,11 +399,7 @@ fn read_owner(dir: &Descriptor, name: &str) -> Option<u64> {
             DescriptorFlags::READ,
         )
         .ok()?;
-    if fd.get_type().ok()? != DescriptorType::RegularFile {
-        return None;
-    }
-    let (content, _) = fd.read(OWNER_TEXT_BYTES, 0).ok()?;
-    parse_owner(&content)
+    (fd.get_type().ok()? == DescriptorType::RegularFile).then_some(fd)
 }
 
 /// This call's owner token: the host's (`METIS_MEMORY_OWNER`, hex), so that it can remove

@@ -382,13 +382,16 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
     Ok(())
 }
 
+/// A surface's name and how to make a fresh driver of it.
+type MakeSurface = fn() -> Box<dyn Surface>;
+
 fn main() {
     let args = Arguments::from_args();
     let table: Value = serde_json::from_str(
         &std::fs::read_to_string(repo().join("tests/surfaces/behaviours.json")).unwrap(),
     )
     .unwrap();
-    let surfaces: [(&str, fn() -> Box<dyn Surface>); 2] = [
+    let surfaces: [(&str, MakeSurface); 2] = [
         ("library", || Box::new(Library::default())),
         ("cli", || Box::new(Cli::default())),
     ];
