@@ -249,7 +249,8 @@ export type StoreErrorKind =
   | "changed"
   | "flagged"
   | "too-large"
-  | "poisoned";
+  | "poisoned"
+  | "unsynced";
 
 /** The store refused; nothing on disk changed. `message` is the component's own text. */
 export class StoreError extends MemoryError {
@@ -322,6 +323,14 @@ export class TooLargeError extends StoreError {
 export class PoisonedError extends StoreError {
   readonly kind: "poisoned";
   readonly rule: string;
+}
+/** The write was made (`result`), but `.metis/` could not be synced after it: a crash
+ * may undo it. Not a success, since it is not durable; not one to retry, since it is
+ * there (an add repeated would be made twice). */
+export class UnsyncedError extends StoreError {
+  readonly kind: "unsynced";
+  readonly result: WriteResult;
+  readonly reason: string;
 }
 
 /** A refused tool call; nothing changed. `message` is the text for the model. */

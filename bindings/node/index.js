@@ -70,6 +70,10 @@ export class FlaggedError extends StoreError {}
 export class TooLargeError extends StoreError {}
 /** A scanned write (`store.write-scanned`) refused by the memory poisoning scan. */
 export class PoisonedError extends StoreError {}
+/** The write was made (`result`), but `.metis/` could not be synced after it: a crash
+ * may undo it. Not a success, since it is not durable; not one to retry, since it is
+ * there (an add repeated would be made twice). */
+export class UnsyncedError extends StoreError {}
 
 const STORE_ERRORS = {
   "hard-cap-exceeded": HardCapExceededError,
@@ -88,6 +92,7 @@ const STORE_ERRORS = {
   flagged: FlaggedError,
   "too-large": TooLargeError,
   poisoned: PoisonedError,
+  unsynced: UnsyncedError,
 };
 
 /** A tool call changed nothing: invalid input, an unknown tool, or a refused write. */
@@ -250,6 +255,9 @@ function storeError(error, message, file) {
       break;
     case "poisoned":
       Object.assign(details, { file: FILE_NAME[val.file], rule: val.rule });
+      break;
+    case "unsynced":
+      Object.assign(details, { file: FILE_NAME[val.result.file], result: writeResult(val.result), reason: val.reason });
       break;
   }
   const Class = STORE_ERRORS[error.tag] ?? StoreError;

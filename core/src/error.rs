@@ -71,6 +71,13 @@ pub enum StoreError {
         file: MemoryFile,
         findings: Vec<AuditFinding>,
     },
+    /// The write was made (the new bytes are in place, every reader sees them), but the
+    /// directory could not be synced after the rename: it may not survive a crash. The
+    /// one error after which the file changed.
+    Unsynced {
+        result: crate::WriteResult,
+        reason: String,
+    },
     /// A scanned write (`write-scanned`) refused by the memory poisoning scan: `rule`
     /// matched, and `message` says what and where (the tools' refusal text).
     Poisoned {
@@ -100,6 +107,7 @@ impl StoreError {
             StoreError::Flagged { .. } => "flagged",
             StoreError::TooLarge { .. } => "too-large",
             StoreError::Poisoned { .. } => "poisoned",
+            StoreError::Unsynced { .. } => "unsynced",
         }
     }
 }
@@ -169,6 +177,14 @@ impl fmt::Display for StoreError {
                 file.hard_cap()
             ),
             StoreError::Poisoned { message, .. } => f.write_str(message),
+            StoreError::Unsynced { result, reason } => write!(
+                f,
+                "{file} was written ({before} -> {after} bytes, sha256 {hash}) but .metis/ could not be synced after it: {reason}; the new content is in place and is what every reader sees, but a crash or power loss may undo it: do not repeat this write",
+                file = result.file,
+                before = result.before_size_bytes,
+                after = result.after_size_bytes,
+                hash = result.after_hash,
+            ),
             StoreError::Flagged { file, findings } => {
                 write!(
                     f,

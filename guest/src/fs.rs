@@ -139,13 +139,13 @@ impl MetisDir {
     /// in `.metis/` (exclusive create), written and synced, renamed over the file if the
     /// lock is still ours, then the directory synced. A reader sees the old or the new
     /// bytes, never a mix; on any error the temporary file is removed and the file is as
-    /// it was.
+    /// it was. `Some(code)`: the file was replaced but the directory sync failed.
     pub fn replace(
         &self,
         file: MemoryFile,
         bytes: &[u8],
         lock: &WriteLock<'_>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<ErrorCode>, StoreError> {
         let dir = self.writable(file)?;
         let (temp_name, temp) = create_temp(dir, file)?;
         let written = write_all(&temp, bytes)
@@ -170,9 +170,9 @@ impl MetisDir {
             return Err(error);
         }
         // The new bytes are in place; syncing the directory makes the rename durable. A
-        // failure here cannot undo the write, so it is not reported as one.
-        sync_dir(dir);
-        Ok(())
+        // failure here cannot undo the write: the caller is told the write is in place
+        // but may not survive a crash (`unsynced`), never that it succeeded.
+        Ok(sync_dir(dir).err())
     }
 }
 
@@ -245,8 +245,16 @@ fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
 
 /// Syncs `.metis/` through a descriptor of `.` opened under the preopen: some runtimes
 /// refuse `sync` on the preopen's own descriptor (preview2-shim answers `invalid`), none
-/// on a directory opened from it. The preopen itself is the fallback.
-fn sync_dir(dir: &Descriptor) {
+/// on a directory opened from it. The preopen itself is the fallback. A filesystem that
+/// cannot sync a directory at all (`invalid`, `unsupported` either way) is not an error:
+/// there is nothing more to do on it; any other failure is.
+fn sync_dir(dir: &Descriptor) -> Result<(), ErrorCode> {
+    let cannot = |code: &ErrorCode| {
+        matches!(
+            code,
+            ErrorCode::Invalid | ErrorCode::Unsupported | ErrorCode::BadDescriptor
+        )
+    };
     let synced = dir
         .open_at(
             PathFlags::empty(),
@@ -255,8 +263,12 @@ fn sync_dir(dir: &Descriptor) {
             DescriptorFlags::READ,
         )
         .and_then(|here| here.sync());
-    if synced.is_err() {
-        let _ = dir.sync();
+    match synced {
+        Err(code) if cannot(&code) => match dir.sync() {
+            Err(code) if !cannot(&code) => Err(code),
+            _ => Ok(()),
+        },
+        other => other,
     }
 }
 
@@ -305,11 +317,20 @@ const PERMISSION: &[ErrorCode] = &[
 
 /// An I/O failure, as a person can act on it: what could not be done to which entry of
 /// `.metis/`, and why.
-pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
-    let reason = REASONS
+/// `code` in words, then its WASI name: `input/output error (io)`.
+pub(crate) fn io_reason(code: ErrorCode) -> String {
+    format!("{} ({})", reason(code), code.name())
+}
+
+fn reason(code: ErrorCode) -> &'static str {
+    REASONS
         .iter()
         .find(|(known, _)| *known == code)
-        .map_or("error", |(_, reason)| reason);
+        .map_or("error", |(_, reason)| reason)
+}
+
+pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
+    let reason = reason(code);
     let hint = if PERMISSION.contains(&code) {
         "; check that this user may write in .metis/"
     } else {

@@ -27,7 +27,7 @@ use exports::metis::memory::store::{
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    PoisonedInfo, StoreError, TooLargeInfo, WriteResult,
+    PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
 };
 
 struct Component;
@@ -263,14 +263,21 @@ fn write_file<E: From<core::StoreError>>(
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();
     lock.record_intent(&result.after_hash)?;
-    dir.replace(file, &planned.after, &lock)?;
+    let unsynced = dir.replace(file, &planned.after, &lock)?;
     // Releasing the lock removes the last trace of this write that a clean-up after a
     // trap could find, so it is the last host call the write makes: the pre-opened
     // directory is left to the instance's end (a write's instance is never reused)
     // rather than closed after it.
     drop(lock);
     ::core::mem::forget(dir);
-    Ok(result)
+    match unsynced {
+        None => Ok(result),
+        Some(code) => Err(core::StoreError::Unsynced {
+            reason: fs::io_reason(code),
+            result,
+        }
+        .into()),
+    }
 }
 
 impl From<MemoryFile> for core::MemoryFile {
@@ -348,6 +355,10 @@ impl From<core::StoreError> for StoreError {
                 size_bytes: size,
                 limit_bytes: file.read_limit(),
             }),
+            E::Unsynced { result, reason } => StoreError::Unsynced(UnsyncedInfo {
+                result: result.into(),
+                reason,
+            }),
             E::Poisoned {
                 file,
                 rule,
@@ -397,6 +408,18 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
         StoreError::TooLarge(info) => E::TooLarge {
             file: info.file.into(),
             size: info.size_bytes,
+        },
+        StoreError::Unsynced(info) => E::Unsynced {
+            result: core::WriteResult {
+                file: info.result.file.into(),
+                before_hash: info.result.before_hash,
+                after_hash: info.result.after_hash,
+                before_size_bytes: info.result.before_size_bytes,
+                after_size_bytes: info.result.after_size_bytes,
+                over_soft_cap: info.result.over_soft_cap,
+                over_hard_cap: info.result.over_hard_cap,
+            },
+            reason: info.reason,
         },
         StoreError::Poisoned(info) => E::Poisoned {
             file: info.file.into(),

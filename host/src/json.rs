@@ -50,6 +50,11 @@ pub fn error_json(error: &Error) -> Value {
                     value["size_bytes"] = info.size_bytes.into();
                     value["limit_bytes"] = info.limit_bytes.into();
                 }
+                StoreError::Unsynced(info) => {
+                    value["file"] = info.result.file.file_name().into();
+                    value["result"] = write_result_json(&info.result);
+                    value["reason"] = info.reason.as_str().into();
+                }
                 StoreError::Poisoned(info) => {
                     value["file"] = info.file.file_name().into();
                     value["rule"] = info.rule.as_str().into();

@@ -44,7 +44,7 @@ pub use bindings::exports::metis::memory::tools::{
 pub use bindings::metis::memory::types::Session as SessionState;
 pub use bindings::metis::memory::types::{
     AuditFinding, ChangedInfo, FileVersion, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info,
-    MemoryFile, PoisonedInfo, StoreError, TooLargeInfo, WriteResult,
+    MemoryFile, PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
 };
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
@@ -75,6 +75,7 @@ impl StoreError {
             StoreError::Changed(_) => "changed",
             StoreError::Flagged(_) => "flagged",
             StoreError::Poisoned(_) => "poisoned",
+            StoreError::Unsynced(_) => "unsynced",
             StoreError::TooLarge(_) => "too-large",
         }
     }

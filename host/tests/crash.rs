@@ -139,6 +139,7 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
     let (synced, rename) = check_commit_order(name, &calls);
 
     let (mut trapped, mut failed, mut new_after_trap, mut tolerated) = (0, 0, 0, 0);
+    let mut unsynced = 0;
     for (index, call) in calls.iter().enumerate() {
         let infallible = call.function.starts_with("drop-");
         let faults: &[Fault] = if infallible {
@@ -191,6 +192,13 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
                         assert_eq!(bytes, old, "{at}");
                     }
                 }
+                // Failing the directory's sync after the rename: the write was made, and
+                // the caller is told it is not durable, never that it succeeded.
+                (Fault::Fail(_), Err(error)) if is_unsynced(error) => {
+                    assert!(index as usize > rename, "{at}: unsynced before the rename");
+                    assert_eq!(bytes, new, "{at}: an unsynced write is in place");
+                    unsynced += 1;
+                }
                 (Fault::Fail(_), Err(error @ (Error::Store { .. } | Error::Tool(_)))) => {
                     failed += 1;
                     assert!(!may_tolerate, "{at}: a failure it may ignore failed it");
@@ -221,12 +229,30 @@ fn sweep(name: &str, old: &[u8], new: &[u8], run: fn(&Workspace) -> Result<(), E
             assert_eq!(t.metis_names(), ["MEMORY.md"], "{at}");
         }
     }
+    // The sweep reaches the directory's sync, and failing it is never acknowledged.
+    assert!(
+        unsynced > 0,
+        "{name}: no failure of the directory sync was reported"
+    );
     eprintln!(
         "{name}: {} filesystem calls, each trapped and each fallible one failed: {trapped} \
          traps ({new_after_trap} after the rename) left the old or new bytes, {failed} \
-         failures left the old bytes, {tolerated} tolerated failures wrote the new",
+         failures left the old bytes, {unsynced} failed syncs of the directory reported \
+         `unsynced` with the new bytes in place, {tolerated} tolerated failures wrote the new",
         calls.len()
     );
+}
+
+/// Whether `error` says the write was made but the directory could not be synced.
+fn is_unsynced(error: &Error) -> bool {
+    match error {
+        Error::Store {
+            error: metis_memory::StoreError::Unsynced(_),
+            ..
+        } => true,
+        Error::Tool(refusal) => refusal.message.contains("could not be synced"),
+        _ => false,
+    }
 }
 
 /// The durable commit, in order: the temporary file is created, written and synced, the

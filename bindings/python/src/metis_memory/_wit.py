@@ -190,6 +190,9 @@ def store_error(error: Variant, message: str, file: MemoryFile) -> errors.Memory
             return errors.MemoryFileTooLarge(message, file)
         case "insufficient-space":
             return errors.MemoryInsufficientSpace(message, file)
+        case "unsynced":
+            result = write_result(get(p, "result"))
+            return errors.MemoryUnsynced(message, result.file, result, get(p, "reason"))
         case "poisoned":
             return errors.MemoryPoisoned(message, FILE_FROM_WIT[p.file], p.rule)
         case "too-large":

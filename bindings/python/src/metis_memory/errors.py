@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ._types import AuditFinding, MemoryFile
+from ._types import AuditFinding, MemoryFile, WriteResult
 
 
 class MemoryStoreError(ValueError):
@@ -151,6 +151,20 @@ class MemoryTooLarge(MemoryStoreError):
         super().__init__(message, file)
         self.size_bytes = size_bytes
         self.limit_bytes = limit_bytes
+
+
+class MemoryUnsynced(MemoryStoreError):
+    """The write was made (`result`: the file now holds its new bytes, and every reader
+    sees them), but `.metis/` could not be synced after it, so a crash or power loss may
+    undo it. Not a success, since it is not durable; not one to retry, since it is
+    there: an add repeated would be made twice."""
+
+    kind = "unsynced"
+
+    def __init__(self, message: str, file: MemoryFile, result: WriteResult, reason: str) -> None:
+        super().__init__(message, file)
+        self.result = result
+        self.reason = reason
 
 
 class MemoryPoisoned(MemoryStoreError):
