@@ -15,6 +15,7 @@ import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
 import { fuelSpent, meterCoreModule, setFuel } from "./meter.js";
 import { readOnlyFilesystem } from "./read-only.js";
+import { checkedFilesystem } from "./os-errors.js";
 import { Session } from "./session.js";
 
 /** This package's version: the release's, stamped from the WIT package's
@@ -626,7 +627,7 @@ class Workspace {
     let guest;
     try {
       const shim = new WASIShim({
-        ...(readOnly ? { filesystem: readOnlyFilesystem } : {}),
+        filesystem: readOnly ? readOnlyFilesystem : checkedFilesystem,
         sandbox: {
           preopens: present ? { [GUEST_METIS_DIR]: this.metisDir } : {},
           // The component refuses every write of a read-only workspace itself, with
@@ -686,10 +687,24 @@ class Workspace {
     if (this.#readOnly) return { present: false, created: false };
     try {
       fs.mkdirSync(this.metisDir, { mode: 0o700 });
-      return { present: true, created: true };
     } catch (e) {
       if (e.code === "EEXIST") return { present: this.#existingMetisDir() !== undefined, created: false };
       throw new WorkspaceError(`cannot create ${this.metisDir}: ${e.message}`, { cause: e });
+    }
+    // The new entry in the workspace directory is made durable before anything is written
+    // into it, as the rename of a file into `.metis/` is by its own sync.
+    let fd;
+    try {
+      fd = fs.openSync(this.root, "r");
+      fs.fsyncSync(fd);
+      return { present: true, created: true };
+    } catch (e) {
+      try {
+        fs.rmdirSync(this.metisDir);
+      } catch {}
+      throw new WorkspaceError(`cannot sync ${this.root} after creating .metis/ in it: ${e.message}`, { cause: e });
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
     }
   }
 

@@ -56,7 +56,7 @@ test("the package under test is the tarball installed by scripts/test-node", () 
   // The published files, and nothing else of the source tree.
   const pkg = path.join(fs.realpathSync(install), "node_modules", "metis-memory");
   assert.ok(fs.existsSync(path.join(pkg, "index.d.ts")));
-  for (const module of ["session.js", "read-only.js", "meter.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
+  for (const module of ["session.js", "read-only.js", "os-errors.js", "meter.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
   assert.ok(fs.existsSync(path.join(pkg, "gen", "metis_memory.core.wasm")));
   assert.ok(!fs.existsSync(path.join(pkg, "test")));
   assert.ok(!fs.existsSync(path.join(pkg, "node_modules")));
@@ -371,4 +371,18 @@ test("the read-only pre-open wraps every method of the shim's descriptor", async
   const methods = (proto) => Object.getOwnPropertyNames(proto).filter((n) => n !== "constructor" && typeof proto[n] === "function");
   const missing = methods(filesystem.types.Descriptor.prototype).filter((n) => !methods(ReadOnlyDescriptor.prototype).includes(n));
   assert.deepEqual(missing, []);
+});
+
+test("creating .metis/ syncs the workspace directory (strace -y names each fsync's directory)", async (t) => {
+  const { execFileSync, spawnSync } = await import("node:child_process");
+  if (spawnSync("strace", ["-V"]).status !== 0) return t.skip("no strace on this machine");
+  const { root } = workspace(t);
+  const log = path.join(os.tmpdir(), `metis-node-strace-${process.pid}.log`);
+  t.after(() => fs.rmSync(log, { force: true }));
+  const script = `import { openWorkspace } from "metis-memory"; await openWorkspace(${JSON.stringify(root)}).addEntry("MEMORY.md", "- a");`;
+  execFileSync("strace", ["-f", "-y", "-e", "trace=fsync,fdatasync", "-o", log, process.execPath, "--input-type=module", "-e", script], {
+    cwd: path.dirname(fileURLToPath(import.meta.url)),
+  });
+  const trace = fs.readFileSync(log, "utf8");
+  assert.ok(trace.includes(`<${fs.realpathSync(root)}>)`), trace);
 });

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { DEFAULT_LIMITS, HardCapExceededError, TrapError, openWorkspace } from "metis-memory";
 
 function workspace(t) {
@@ -129,4 +130,27 @@ test("a function whose body runs past the code section is refused", async () => 
   // A code section (10) of 3 bytes: one function declaring a 9-byte body.
   const truncated = Uint8Array.of(...header, 10, 3, 0x01, 0x09, 0x00);
   assert.throws(() => meter.meterCoreModule(truncated, 1 << 20), /runs past the code section's end/);
+});
+
+test("a write past a file-size limit is a file-too-large store error, not a trap, and changes nothing", async (t) => {
+  const { root, metis } = workspace(t);
+  await openWorkspace(root).addEntry("MEMORY.md", "fact");
+  const before = snapshot(metis);
+  // The limit applies to a child process of its own (`ulimit -f 0`), whose SIGXFSZ is
+  // ignored as Node ignores it; the child imports the installed package as this file does.
+  const script = [
+    'import { openWorkspace } from "metis-memory";',
+    `const e = await openWorkspace(${JSON.stringify(root)}).addEntry("MEMORY.md", "more").catch((e) => e);`,
+    "console.log(JSON.stringify({ name: e?.constructor?.name, kind: e?.kind, message: e?.message }));",
+  ].join("\n");
+  const { execFileSync } = await import("node:child_process");
+  const out = execFileSync("sh", ["-c", 'ulimit -f 0; exec "$0" --input-type=module -e "$1"', process.execPath, script], {
+    cwd: path.dirname(fileURLToPath(import.meta.url)),
+    encoding: "utf8",
+  });
+  const error = JSON.parse(out);
+  assert.equal(error.name, "FileTooLargeError", out);
+  assert.equal(error.kind, "file-too-large", out);
+  assert.match(error.message, /file too large \(file-too-large\)/, out);
+  assert.deepEqual(snapshot(metis), before);
 });

@@ -77,3 +77,30 @@ def test_without_running_again_that_writer_fails(
     # The race above does happen: without the retry, the valid write fails in it.
     monkeypatch.setattr(store_module, "_VANISHED_RETRIES", 0)
     assert race(tmp_path) is not None
+
+
+def test_creating_metis_syncs_the_workspace_directory(tmp_path: Path) -> None:
+    """`strace -y` names the directory each `fsync` was given: creating `.metis/` must sync
+    the workspace directory that holds the new entry."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("no strace on this machine")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    log = tmp_path / "strace.log"
+    code = f"from metis_memory import MemoryStore; MemoryStore({str(workspace)!r}).add_entry('MEMORY.md', '- a')"
+    traced = subprocess.run(
+        [strace, "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", str(log), sys.executable, "-c", code],
+        env={**os.environ, "METIS_MEMORY_CACHE_DIR": "off"},
+        capture_output=True,
+        text=True,
+    )
+    if traced.returncode != 0 and "ptrace" in traced.stderr:
+        pytest.skip(f"strace cannot trace here: {traced.stderr.strip()}")
+    assert traced.returncode == 0, traced.stderr
+    assert f"<{workspace.resolve()}>)" in log.read_text(), log.read_text()

@@ -425,6 +425,22 @@ class MemoryStore:
             return False
         except OSError as e:
             raise MetisWorkspaceError(f"cannot create {self.metis_dir}: {e}") from e
+        # The new entry in the workspace directory is made durable before anything is
+        # written into it, as the rename of a file into `.metis/` is by its own sync.
+        try:
+            fd = os.open(self._workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            try:
+                os.rmdir(self.metis_dir)
+            except OSError:
+                pass
+            raise MetisWorkspaceError(
+                f"cannot sync {self._workspace} after creating .metis/ in it: {e}"
+            ) from e
         return True
 
     def __repr__(self) -> str:
