@@ -605,7 +605,8 @@ class Workspace {
             // Not empty (another writer's file is there) or already gone: leave it.
           }
         }
-        if (!(e instanceof TrapError) && !last && present && !this.#readOnly && this.#vanished(metis)) continue;
+        // A call that created `.metis/` removed it itself just now.
+        if (!(e instanceof TrapError) && !created && !last && present && !this.#readOnly && this.#vanished(metis)) continue;
         throw e;
       }
     }

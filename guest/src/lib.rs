@@ -105,7 +105,11 @@ impl Guest for Component {
                 },
             )
         };
-        Ok(write_file(core_file, edit, vet)?.into())
+        let outcome = write_file(core_file, edit, vet)
+            .map(Into::into)
+            .map_err(Into::into);
+        release_write_lock();
+        outcome
     }
 
     fn recover_after_trap() -> Vec<TrappedWrite> {
@@ -220,7 +224,27 @@ fn findings(found: Vec<core::audit::AuditFinding>) -> Vec<AuditFinding> {
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    Ok(write_file(file.into(), edit, |_, _| Ok::<(), core::StoreError>(()))?.into())
+    let written = write_file(file.into(), edit, |_, _| Ok::<(), core::StoreError>(()));
+    let outcome = written.map(Into::into).map_err(Into::into);
+    release_write_lock();
+    outcome
+}
+
+/// The lock of the write this call made, held until the call has built everything it
+/// returns: a trap before the release is told apart by the lock (`recover-after-trap`
+/// reads the write's intent in it), so the release is the call's last step. A write's
+/// instance serves one call and is never reused, so what the lock borrows is leaked.
+struct HeldLock(::core::cell::RefCell<Option<lock::WriteLock<'static>>>);
+
+// SAFETY: a component instance runs on one thread; nothing here is shared between threads.
+unsafe impl Sync for HeldLock {}
+
+static HELD_LOCK: HeldLock = HeldLock(::core::cell::RefCell::new(None));
+
+/// Releases the lock of this call's write, if it made one: the last thing a write call
+/// does before it returns.
+pub(crate) fn release_write_lock() {
+    drop(HELD_LOCK.0.borrow_mut().take());
 }
 
 /// The one write path of the store and the tools: one read, the core's decision, and
@@ -233,7 +257,7 @@ fn write_file<E: From<core::StoreError>>(
     edit: core::Edit<'_>,
     vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
-    let dir = MetisDir::open();
+    let dir: &'static MetisDir = alloc::boxed::Box::leak(alloc::boxed::Box::new(MetisDir::open()));
     if read_only() {
         return Err(core::StoreError::ReadOnly {
             file,
@@ -265,11 +289,9 @@ fn write_file<E: From<core::StoreError>>(
     lock.record_intent(&result.after_hash)?;
     let unsynced = dir.replace(file, &planned.after, &lock)?;
     // Releasing the lock removes the last trace of this write that a clean-up after a
-    // trap could find, so it is the last host call the write makes: the pre-opened
-    // directory is left to the instance's end (a write's instance is never reused)
-    // rather than closed after it.
-    drop(lock);
-    ::core::mem::forget(dir);
+    // trap could find, so it is left to the very end of the call (`release_write_lock`),
+    // and the pre-opened directory to the instance's end (it is never reused).
+    *HELD_LOCK.0.borrow_mut() = Some(lock);
     match unsynced {
         None => Ok(result),
         Some(code) => Err(core::StoreError::Unsynced {

@@ -314,8 +314,15 @@ pub fn recover_after_trap(
         if is_regular(dir, &aside) {
             settle(dir, &aside, &name, Some(token));
         }
-        if is_regular(dir, &name) {
+        // Only a lock that is ours now: one that is not can never become ours, and moving
+        // another writer's aside, even to put it back, could lose it to a third.
+        if read_owner(dir, &name) == Some(token) {
             remove_if_owned(dir, file, &name, Some(token), token);
+        }
+        // The call trapped while breaking a stale lock: its break lock holds its token.
+        let break_name = break_lock_name(file);
+        if read_owner(dir, &break_name) == Some(token) {
+            let _ = dir.unlink_file_at(&break_name);
         }
         let _ = dir.unlink_file_at(&pending_lock_name(file, token));
         let _ = dir.unlink_file_at(&temp_name(file, token));

@@ -11,7 +11,7 @@ use crate::exports::metis::memory::tools::{
     ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::metis::memory::types::{FileVersion, Session};
-use crate::{Component, write_file};
+use crate::{Component, release_write_lock, write_file};
 
 impl Guest for Component {
     fn definitions() -> Vec<ToolDefinition> {
@@ -67,10 +67,12 @@ impl Guest for Component {
         let mut session = core::session::Session::from(session);
         let outcome = run_core(&name, input, &session.options(scan_policy(scan)));
         session.observe(&outcome);
-        SessionOutcome {
+        let outcome = SessionOutcome {
             outcome: outcome.map(success).map_err(tool_error),
             session: session.into(),
-        }
+        };
+        release_write_lock();
+        outcome
     }
 
     fn next_response(session: Session) -> Session {
@@ -88,9 +90,11 @@ fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
 }
 
 fn run(name: &str, input: String, options: &CoreCallOptions) -> Result<ToolSuccess, ToolError> {
-    run_core(name, input, options)
+    let outcome = run_core(name, input, options)
         .map(success)
-        .map_err(tool_error)
+        .map_err(tool_error);
+    release_write_lock();
+    outcome
 }
 
 fn run_core(

@@ -510,10 +510,19 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     cli::dry_run::call(ws, out, &tool, &input, &options)?;
                     return Ok(());
                 }
+                // Made now, so a session that cannot be saved stops the call before it
+                // writes: after a write, failing would invite a retry that repeats it.
+                let pending = cli::session::Pending::create(&path)?;
                 let outcome = cli::call(ws, out, &tool, &input, diff.diff, |tool, input| {
                     held.call_tool(tool, input)
                 });
-                cli::session::save(&path, held.state())?;
+                if let Err(Failure::Cli { message, .. }) = pending.commit(held.state()) {
+                    use std::io::Write as _;
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "warning: {message}; the call itself is as reported"
+                    );
+                }
                 return outcome;
             }
             if tool == "memory_consolidate" && !unheld {

@@ -8,7 +8,7 @@ use metis_memory_core as core;
 
 use crate::{
     AuditFinding, AuditPolicy, ComposedPrompt, Error, FileVersion, MemoryFile, ScanPolicy,
-    SessionState, StoreError, ToolSuccess, Workspace,
+    SessionState, ToolSuccess, Workspace,
 };
 
 /// A memory file as [`Session::show_file`] read it.
@@ -135,7 +135,10 @@ impl Session {
     /// The prompt composed under this session's audit, shown to the model on top of what
     /// it saw before (an MCP prompt or resource, a second look mid-conversation): unlike
     /// [`system_prompt`](Self::system_prompt), what the model saw of files not in it
-    /// still counts. A file the `refuse` policy flags is withheld.
+    /// still counts. When nothing can be composed (the `refuse` policy found something,
+    /// a file is not text or is too large), the model is shown nothing of either file,
+    /// so both are withheld: no tool writes a file the model was not shown, until it is
+    /// shown one (a later prompt, or [`show_file`](Self::show_file)).
     pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
         match self.workspace.compose_system_prompt(base, self.audit) {
             Ok(prompt) => {
@@ -143,12 +146,8 @@ impl Session {
                 Ok(prompt)
             }
             Err(error) => {
-                if let Error::Store {
-                    error: StoreError::Flagged(flagged),
-                    ..
-                } = &error
-                {
-                    self.withhold(flagged.file);
+                for file in MemoryFile::ALL {
+                    self.withhold(file);
                 }
                 Err(error)
             }

@@ -364,8 +364,9 @@ impl Workspace {
             let mut outcome = with_instance(call, &f).and_then(|result| result);
             if access == Access::Write {
                 self.after_write(&mut outcome, owner, opened.as_ref(), created);
+                // A call that created `.metis/` removed it itself when it failed.
                 let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap { .. }));
-                if failed && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
+                if failed && !created && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
                     continue;
                 }
             }

@@ -186,3 +186,102 @@ fn a_full_filesystem_is_insufficient_space_and_changes_nothing() {
     );
     assert_eq!(after, "1\n---\n- kept\nMEMORY.md\n", "{text}");
 }
+
+/// The session file decides which consolidates go through, so only this user's own,
+/// whole, is trusted: a link, one others may write, or one that names no version of a
+/// file is refused, and nothing is written. (Found by review: before, a session planted
+/// in a shared directory with nothing seen let a stale consolidate through.)
+#[test]
+fn a_session_file_that_is_not_this_users_own_and_whole_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let good = t.root().join("good.json");
+    let out = run(&t, &["prompt", "--session", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::metadata(&good).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let input = r#"{"file":"MEMORY.md","content":"- b\n"}"#;
+    let before = t.snapshot();
+    let planted = t.root().join("planted.json");
+    std::fs::write(&planted, r#"{"seen":[],"withheld":[],"shown":[]}"#).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let writable = t.root().join("writable.json");
+    std::fs::copy(&good, &writable).unwrap();
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let link = t.root().join("link.json");
+    std::os::unix::fs::symlink(&good, &link).unwrap();
+    for (session, says) in [
+        (&planted, "does not say what the model saw"),
+        (&writable, "is not this user's own"),
+        (&link, "cannot read the session"),
+    ] {
+        let out = run(
+            &t,
+            &[
+                "call",
+                "--session",
+                session.to_str().unwrap(),
+                "memory_consolidate",
+                input,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{session:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{session:?}: {}", stderr(&out));
+    }
+    let mut after = t.snapshot();
+    for name in ["planted.json", "writable.json", "link.json", "good.json"] {
+        after.retain(|path, _| !path.ends_with(name));
+    }
+    let mut before = before;
+    before.retain(|path, _| !path.ends_with("good.json"));
+    assert_eq!(after, before);
+}
+
+/// A session that cannot be saved stops the call before it writes: failing after a write
+/// would invite a retry that repeats it. (Found by review.) The session lives on a tmpfs
+/// remounted read-only, in a mount namespace of the test's own, so nothing can be created
+/// beside it whoever runs the test.
+#[test]
+fn a_session_that_cannot_be_saved_stops_the_call_before_it_writes() {
+    let unshared = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !unshared {
+        eprintln!("skipped: this machine gives no mount namespace (`unshare -m`)");
+        return;
+    }
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let dir = t.root().join("sessions");
+    std::fs::create_dir(&dir).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o mode=700 none '{dir}' \
+         && '{bin}' --workspace '{ws}' prompt --session '{dir}/s.json' >/dev/null \
+         && mount -o remount,ro '{dir}' \
+         && '{bin}' --workspace '{ws}' call --session '{dir}/s.json' memory_add '{{\"file\":\"MEMORY.md\",\"entry\":\"- once\"}}'; \
+         echo \"exit $?\"",
+        dir = dir.display(),
+        ws = t.root().display(),
+        bin = env!("CARGO_BIN_EXE_metis-memory")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).ends_with("exit 1\n"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("cannot write the session"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(t.bytes(M).unwrap(), b"- a\n");
+}

@@ -2,70 +2,147 @@
 //! processes, so an agent driving the CLI from a shell is held to what its model saw as
 //! every other surface is. The file holds the component's state as JSON and nothing else;
 //! how it moves is the library's `Session` (the core decides).
+//!
+//! The file decides which consolidates go through, so it is trusted only as this user's
+//! own: a regular file (never followed through a link), owned by this user and writable
+//! by no one else, naming every memory file as seen or withheld (as `prompt --session`
+//! writes it). A session planted by someone else, in a shared directory say, is refused.
 
-use std::io::Write;
-use std::path::Path;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 use metis_memory::json::{session_from_json, session_json};
-use metis_memory::{FileVersion, SessionState};
+use metis_memory::{FileVersion, MemoryFile, SessionState};
 
 use super::Failure;
 use super::writes::written_file;
 
-/// The session in `path`.
-pub fn load(path: &Path) -> Result<SessionState, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Cli {
+fn refused(message: String) -> Failure {
+    Failure::Cli {
         kind: "session",
-        message: format!(
-            "cannot read the session {}: {e} (`metis-memory prompt --session {}` starts one)",
-            path.display(),
-            path.display()
-        ),
+        message,
+    }
+}
+
+/// The session in `path`, if it is this user's own and whole.
+pub fn load(path: &Path) -> Result<SessionState, Failure> {
+    let shown = path.display();
+    let mut options = File::options();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let mut file = options.open(path).map_err(|e| {
+        refused(format!(
+            "cannot read the session {shown}: {e} (`metis-memory prompt --session {shown}` starts one; a symbolic link is never followed)"
+        ))
     })?;
-    serde_json::from_str(&text)
+    let meta = file
+        .metadata()
+        .map_err(|e| refused(format!("cannot read the session {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(refused(format!(
+            "the session {shown} is not a regular file"
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me || meta.mode() & 0o022 != 0 {
+            return Err(refused(format!(
+                "the session {shown} is not this user's own (owned by uid {}, mode {:o}): someone else could have written it, so it is refused; start one with `metis-memory prompt --session FILE` in a directory only you can write",
+                meta.uid(),
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|e| refused(format!("cannot read the session {shown}: {e}")))?;
+    let state = serde_json::from_str(&text)
         .ok()
         .and_then(|value| session_from_json(&value))
-        .ok_or_else(|| Failure::Cli {
-            kind: "session",
-            message: format!(
-                "{} is not a session written by `metis-memory prompt --session`",
-                path.display()
-            ),
-        })
+        .ok_or_else(|| {
+            refused(format!(
+                "{shown} is not a session written by `metis-memory prompt --session`"
+            ))
+        })?;
+    // `prompt --session` names every file, seen or withheld: a state that leaves one out
+    // would let a consolidate of it through unheld.
+    for file in MemoryFile::ALL {
+        let named = state.seen.iter().any(|v| v.file == file) || state.withheld.contains(&file);
+        if !named {
+            return Err(refused(format!(
+                "the session {shown} does not say what the model saw of {}: it was not written by `metis-memory prompt --session`",
+                file.file_name()
+            )));
+        }
+    }
+    Ok(state)
 }
 
 /// Writes `state` to `path` whole or not at all (a temporary file beside it, renamed),
 /// readable by this user only: it says which versions of memory a model has seen.
 pub fn save(path: &Path, state: &SessionState) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| Failure::Cli {
-        kind: "session",
-        message: format!("cannot write the session {}: {e}", path.display()),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        fail(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a file name",
-        ))
-    })?;
-    let temp = path.with_file_name(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let mut options = std::fs::File::options();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let written = options.open(&temp).and_then(|mut file| {
-        file.write_all(session_json(state).to_string().as_bytes())?;
-        file.write_all(b"\n")
-    });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(fail(e))
-        }
+    Pending::create(path)?.commit(state)
+}
+
+/// A session file about to be written: its temporary file is made before the call that
+/// moves the session, so a directory it cannot be written to is found before anything is
+/// written to memory, not after.
+pub struct Pending {
+    path: PathBuf,
+    temp: PathBuf,
+    file: File,
+}
+
+impl Pending {
+    pub fn create(path: &Path) -> Result<Pending, Failure> {
+        let fail = |e: std::io::Error| {
+            refused(format!("cannot write the session {}: {e}", path.display()))
+        };
+        let name = path.file_name().ok_or_else(|| {
+            fail(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a file name",
+            ))
+        })?;
+        let temp = path.with_file_name(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let mut options = File::options();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&temp).map_err(fail)?;
+        Ok(Pending {
+            path: path.to_owned(),
+            temp,
+            file,
+        })
+    }
+
+    /// Writes `state` and renames it into place.
+    pub fn commit(mut self, state: &SessionState) -> Result<(), Failure> {
+        let written = self
+            .file
+            .write_all(session_json(state).to_string().as_bytes())
+            .and_then(|()| self.file.write_all(b"\n"))
+            .and_then(|()| std::fs::rename(&self.temp, &self.path));
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&self.temp);
+            refused(format!(
+                "cannot write the session {}: {e}",
+                self.path.display()
+            ))
+        })
     }
 }
 

@@ -338,7 +338,14 @@ class MemoryStore:
                         pass
                 raise
             except Exception:
-                if writes and not last and opened is not None and self._vanished(opened.id):
+                # A call that created `.metis/` removes it itself (below) when it fails.
+                if (
+                    writes
+                    and not created
+                    and not last
+                    and opened is not None
+                    and self._vanished(opened.id)
+                ):
                     continue
                 raise
             finally:

@@ -48,6 +48,9 @@ const GUIDANCE: &str = "Bounded memory for this workspace: MEMORY.md (facts abou
 pub struct MemoryServer {
     worker: MemoryWorker,
     tools: Vec<Tool>,
+    /// The input of the last `memory_consolidate` refused with the current content shown,
+    /// until the model sends another: only then is what it showed taken as read.
+    refused_consolidate: Arc<Mutex<Option<String>>>,
     /// URIs of resources the client subscribed to (stdio serves one client).
     subscribed: Mutex<BTreeSet<String>>,
     /// Whether `initialize` was answered: a session has one, and a second would change
@@ -127,6 +130,7 @@ impl MemoryServer {
         Ok(MemoryServer {
             worker,
             tools,
+            refused_consolidate: Arc::default(),
             subscribed: Mutex::default(),
             initialized: AtomicBool::new(false),
         })
@@ -303,12 +307,27 @@ impl ServerHandler for MemoryServer {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.into_owned();
         let input = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let refused = self.refused_consolidate.clone();
         let outcome = self
             .run(move |session| {
+                let mut refused = refused.lock().unwrap_or_else(|e| e.into_inner());
+                // MCP has no response boundaries: what a refusal showed counts as read once
+                // the model sends a consolidate other than the one refused. The same
+                // request again (a client's automatic retry, a pipelined copy) was not
+                // built on it, and is judged as the refused one was (docs/mcp.md,
+                // "Sessions").
+                if name == "memory_consolidate"
+                    && refused.as_ref().is_some_and(|previous| *previous != input)
+                {
+                    *refused = None;
+                    session.next_response();
+                }
                 let outcome = session.call_tool(&name, &input);
-                // MCP has no response boundaries: what a refusal shows, the model has read
-                // by the time it calls again (docs/mcp.md, "Sessions").
-                session.next_response();
+                if let Err(Error::Tool(refusal)) = &outcome
+                    && refusal.shown.is_some()
+                {
+                    *refused = Some(input);
+                }
                 outcome
             })
             .await?;
