@@ -136,9 +136,9 @@ impl Session {
     /// it saw before (an MCP prompt or resource, a second look mid-conversation): unlike
     /// [`system_prompt`](Self::system_prompt), what the model saw of files not in it
     /// still counts. When nothing can be composed (the `refuse` policy found something,
-    /// a file is not text or is too large), the model is shown nothing of either file,
-    /// so both are withheld: no tool writes a file the model was not shown, until it is
-    /// shown one (a later prompt, or [`show_file`](Self::show_file)).
+    /// a file is not text or is too large), the model is shown nothing, so each file it
+    /// could have been shown is withheld (see [`show_each`](Self::show_each) for showing
+    /// what can be shown instead).
     pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
         match self.workspace.compose_system_prompt(base, self.audit) {
             Ok(prompt) => {
@@ -146,10 +146,30 @@ impl Session {
                 Ok(prompt)
             }
             Err(error) => {
-                for file in MemoryFile::ALL {
-                    self.withhold(file);
-                }
+                self.withhold_unshown();
                 Err(error)
+            }
+        }
+    }
+
+    /// Each file on its own, as [`show_file`](Self::show_file) shows it, for a prompt
+    /// that could not be composed whole: a file the audit flags is withheld; one that
+    /// cannot be read as text (not UTF-8, too large) is neither seen nor withheld, since
+    /// no model can be shown it and only `memory_consolidate` can replace it, as the
+    /// store intends. The caller must show the model exactly the texts returned.
+    pub fn show_each(&mut self) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
+        MemoryFile::ALL
+            .into_iter()
+            .map(|file| (file, self.show_file(file)))
+            .collect()
+    }
+
+    /// After a composition that failed: every file the model could have been shown (one
+    /// the store can read as text) is withheld, since it was shown none of them.
+    fn withhold_unshown(&mut self) {
+        for file in MemoryFile::ALL {
+            if self.workspace.read(file).is_ok() {
+                self.withhold(file);
             }
         }
     }

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use metis_memory::json::{error_json, tool_success_json};
-use metis_memory::{AuditFinding, ComposedPrompt, Error, MemoryFile, Session, ToolDefinition};
+use metis_memory::{
+    AuditFinding, ComposedPrompt, Error, MemoryFile, Session, ShownFile, ToolDefinition,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
@@ -228,6 +230,39 @@ fn presented(prompt: &ComposedPrompt) -> String {
     text
 }
 
+/// The files shown one by one (`Session::show_each`): the sections of those that can be
+/// shown, then a note for each that cannot (flagged, or not readable as text).
+fn presented_each(files: &[(MemoryFile, Result<ShownFile, Error>)]) -> String {
+    let text = |file: MemoryFile| {
+        files
+            .iter()
+            .find(|(f, _)| *f == file)
+            .and_then(|(_, shown)| shown.as_ref().ok())
+            .filter(|shown| !shown.withheld)
+            .map_or("", |shown| shown.text.as_str())
+    };
+    let mut out = metis_memory_core::assemble_system_prompt(
+        "",
+        text(MemoryFile::User),
+        text(MemoryFile::Memory),
+    );
+    for (file, shown) in files {
+        let note = match shown {
+            Ok(shown) if shown.findings.is_empty() => continue,
+            Ok(shown) => audit_note(*file, &shown.findings, shown.withheld),
+            Err(error) => format!(
+                "[metis-memory: {} cannot be shown: {error}. Only memory_consolidate can replace it.]",
+                file.file_name()
+            ),
+        };
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(&note);
+    }
+    out
+}
+
 /// A store refusal on a read, with the store's text and its JSON shape as data.
 fn store_failure(error: &Error) -> McpError {
     McpError::internal_error(error.to_string(), Some(error_json(error)))
@@ -277,14 +312,19 @@ impl ServerHandler for MemoryServer {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         // Many clients put the instructions in the model's system prompt and never read
-        // a resource on their own: the memory goes there, and counts as seen.
+        // a resource on their own: the memory goes there, and counts as seen. If it
+        // cannot be composed whole, each file that can be shown is, and each that
+        // cannot is named with the reason.
         let memory = self
-            .run(|session| session.show_prompt("").map(|prompt| presented(&prompt)))
+            .run(|session| match session.show_prompt("") {
+                Ok(prompt) => presented(&prompt),
+                Err(_) => presented_each(&session.show_each()),
+            })
             .await?;
-        let memory = match memory {
-            Ok(text) if text.is_empty() => "(Nothing is remembered yet.)".to_owned(),
-            Ok(text) => text,
-            Err(error) => format!("[metis-memory: the memory could not be shown: {error}]"),
+        let memory = if memory.is_empty() {
+            "(Nothing is remembered yet.)".to_owned()
+        } else {
+            memory
         };
         result.instructions = Some(format!("{GUIDANCE}\n\n{memory}"));
         Ok(result)
