@@ -144,17 +144,25 @@ fn prompt_leaves_a_flagged_file_out_by_default() {
     assert!(stdout(&out).contains("ignore all previous"));
 }
 
-/// A full filesystem is `insufficient-space`, the same kind under every host, and the
-/// file is left as it was. The filesystem is a 64 KiB tmpfs, filled up, in a mount
-/// namespace of the test's own (`unshare -m`), so nothing outside sees it.
-#[test]
-fn a_full_filesystem_is_insufficient_space_and_changes_nothing() {
+/// Whether this machine gives a process a mount namespace of its own (`unshare -m`);
+/// says it skips when not.
+fn mount_namespaces() -> bool {
     let unshared = std::process::Command::new("unshare")
         .args(["-m", "true"])
         .status()
         .is_ok_and(|s| s.success());
     if !unshared {
         eprintln!("skipped: this machine gives no mount namespace (`unshare -m`)");
+    }
+    unshared
+}
+
+/// A full filesystem is `insufficient-space`, the same kind under every host, and the
+/// file is left as it was. The filesystem is a 64 KiB tmpfs, filled up, in a mount
+/// namespace of the test's own (`unshare -m`), so nothing outside sees it.
+#[test]
+fn a_full_filesystem_is_insufficient_space_and_changes_nothing() {
+    if !mount_namespaces() {
         return;
     }
     let t = TestWorkspace::new();
@@ -246,12 +254,7 @@ fn a_session_file_that_is_not_this_users_own_and_whole_is_refused() {
 /// beside it whoever runs the test.
 #[test]
 fn a_session_that_cannot_be_saved_stops_the_call_before_it_writes() {
-    let unshared = std::process::Command::new("unshare")
-        .args(["-m", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !unshared {
-        eprintln!("skipped: this machine gives no mount namespace (`unshare -m`)");
+    if !mount_namespaces() {
         return;
     }
     let t = TestWorkspace::new();

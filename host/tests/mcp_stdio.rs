@@ -87,6 +87,14 @@ impl Server {
         message
     }
 
+    /// Initializes: the instructions the server gave.
+    fn instructions(&mut self) -> String {
+        self.send(initialize_request(1, "2025-11-25"));
+        let reply = self.next();
+        assert_eq!(reply["id"], 1, "{reply}");
+        reply["result"]["instructions"].as_str().unwrap().to_owned()
+    }
+
     fn initialize(&mut self) {
         self.send(initialize_request(1, "2025-11-25"));
         let reply = self.next();
@@ -513,9 +521,7 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     t.put(MemoryFile::User, flagged);
     t.put(MemoryFile::Memory, b"- caf\xe9\n");
     let mut server = Server::start(t.root(), &[]);
-    server.send(initialize_request(1, "2025-11-25"));
-    let reply = server.next();
-    let instructions = reply["result"]["instructions"].as_str().unwrap();
+    let instructions = server.instructions();
     assert!(
         instructions.contains("USER.md is withheld"),
         "{instructions}"
@@ -555,9 +561,7 @@ fn the_readable_file_of_a_memory_not_composed_whole_is_shown_and_held() {
     t.put(MemoryFile::User, b"- likes tea\n");
     t.put(MemoryFile::Memory, b"- caf\xe9\n");
     let mut server = Server::start(t.root(), &[]);
-    server.send(initialize_request(1, "2025-11-25"));
-    let reply = server.next();
-    let instructions = reply["result"]["instructions"].as_str().unwrap();
+    let instructions = server.instructions();
     assert!(
         instructions.contains("## User context (USER.md)\n- likes tea"),
         "{instructions}"
