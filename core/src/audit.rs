@@ -76,6 +76,23 @@ pub enum AuditPolicy {
     Refuse,
 }
 
+impl AuditPolicy {
+    /// What the audit finds in `text` under this policy: nothing when it is off.
+    pub fn findings(self, text: &str) -> Vec<AuditFinding> {
+        match self {
+            AuditPolicy::Off => Vec::new(),
+            _ => audit(text),
+        }
+    }
+
+    /// Whether a file with `findings` is kept from the model: left out of the prompt
+    /// (`omit`), or the prompt refused (`refuse`). A file kept out is withheld from the
+    /// tools, whoever shows the memory (a prompt, a single file).
+    pub fn keeps_out(self, findings: &[AuditFinding]) -> bool {
+        !findings.is_empty() && matches!(self, AuditPolicy::Omit | AuditPolicy::Refuse)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

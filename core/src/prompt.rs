@@ -3,7 +3,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::audit::{AuditFinding, AuditPolicy, audit};
+use crate::audit::{AuditFinding, AuditPolicy};
 use crate::text::{decode_utf8, python_rstrip, python_strip};
 use crate::{MemoryFile, StoreError, sha256_hex};
 
@@ -43,14 +43,11 @@ pub fn compose_system_prompt(
     for file in PROMPT_ORDER {
         let bytes = read(file)?;
         let text = decode_utf8(file, &bytes)?;
-        let findings = match policy {
-            AuditPolicy::Off => Vec::new(),
-            _ => audit(text),
-        };
-        if policy == AuditPolicy::Refuse && !findings.is_empty() {
+        let findings = policy.findings(text);
+        let left_out = policy.keeps_out(&findings);
+        if left_out && policy == AuditPolicy::Refuse {
             return Err(StoreError::Flagged { file, findings });
         }
-        let left_out = policy == AuditPolicy::Omit && !findings.is_empty();
         sources.push(PromptSource {
             file,
             sha256: sha256_hex(&bytes),

@@ -102,6 +102,16 @@ impl AuditPolicy {
         }
     }
 
+    /// The same policy in `metis-memory-core`'s terms.
+    pub(crate) fn core(self) -> metis_memory_core::audit::AuditPolicy {
+        match self {
+            AuditPolicy::Off => metis_memory_core::audit::AuditPolicy::Off,
+            AuditPolicy::Report => metis_memory_core::audit::AuditPolicy::Report,
+            AuditPolicy::Omit => metis_memory_core::audit::AuditPolicy::Omit,
+            AuditPolicy::Refuse => metis_memory_core::audit::AuditPolicy::Refuse,
+        }
+    }
+
     /// Parses a WIT case name.
     pub fn parse(name: &str) -> Option<AuditPolicy> {
         [

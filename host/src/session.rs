@@ -94,11 +94,6 @@ impl Session {
         self
     }
 
-    /// The audit policy prompts are composed under.
-    pub fn audit(&self) -> AuditPolicy {
-        self.audit
-    }
-
     /// The workspace this session reads and writes.
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
@@ -180,19 +175,17 @@ impl Session {
     /// withheld, and [`ShownFile::withheld`] says the text must not reach the model.
     pub fn show_file(&mut self, file: MemoryFile) -> Result<ShownFile, Error> {
         let text = self.workspace.read(file)?;
-        let findings: Vec<AuditFinding> = match self.audit {
-            AuditPolicy::Off => Vec::new(),
-            _ => core::audit::audit(&text)
-                .into_iter()
-                .map(|finding| AuditFinding {
-                    line: finding.line,
-                    rule: finding.rule,
-                    detail: finding.detail,
-                })
-                .collect(),
-        };
-        let withheld =
-            !findings.is_empty() && matches!(self.audit, AuditPolicy::Omit | AuditPolicy::Refuse);
+        let policy = self.audit.core();
+        let found = policy.findings(&text);
+        let withheld = policy.keeps_out(&found);
+        let findings: Vec<AuditFinding> = found
+            .into_iter()
+            .map(|finding| AuditFinding {
+                line: finding.line,
+                rule: finding.rule,
+                detail: finding.detail,
+            })
+            .collect();
         if withheld {
             self.withhold(file);
         } else {
