@@ -673,9 +673,8 @@ class Workspace {
     try {
       const instance = this.#instantiate(modules, true, owner, false);
       setFuel(instance.guest, DEFAULT_LIMITS.fuel);
-      const files = instance.root.store.recoverAfterTrap();
-      const traced = files.find((f) => f.landing !== "untraced");
-      trap.written = traced === undefined ? null : traced.landing === "written";
+      const landing = instance.root.store.recoverAfterTrap();
+      trap.written = landing === "untraced" ? null : landing === "written";
     } catch {
       trap.written = null;
     }

@@ -139,6 +139,15 @@ pub fn landing(held: bool, intent: Option<&str>, current: &str) -> Landing {
     }
 }
 
+/// The landing of a trapped call from each file's: a call writes one file, so the one
+/// with a trace of it tells; `Untraced` when neither has.
+pub fn call_landing(files: &[Landing]) -> Landing {
+    let traced = |wanted: Landing| files.contains(&wanted).then_some(wanted);
+    traced(Landing::Written)
+        .or_else(|| traced(Landing::NotWritten))
+        .unwrap_or(Landing::Untraced)
+}
+
 /// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`.
 pub fn may_commit(taken_nanos: u64, now_nanos: u64) -> bool {
     now_nanos < taken_nanos.saturating_add(LEASE_NANOS - COMMIT_MARGIN_NANOS)
@@ -153,6 +162,24 @@ pub fn backoff_nanos(attempt: u32, jitter: f64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_calls_landing_is_told_by_the_file_with_a_trace_of_it() {
+        use Landing::*;
+        assert_eq!(landing(false, Some("a"), "a"), Untraced);
+        assert_eq!(landing(true, None, "a"), NotWritten);
+        assert_eq!(landing(true, Some("A"), "a"), Written);
+        assert_eq!(landing(true, Some("b"), "a"), NotWritten);
+        assert_eq!(call_landing(&[Untraced, Written]), Written);
+        assert_eq!(call_landing(&[NotWritten, Untraced]), NotWritten);
+        assert_eq!(call_landing(&[Untraced, Untraced]), Untraced);
+        assert_eq!(
+            parse_intent(intent_text(&"f".repeat(64)).as_bytes()),
+            Some("f".repeat(64).as_str())
+        );
+        assert_eq!(parse_intent(b"not a hash\n"), None);
+    }
+
     use super::*;
     use std::prelude::rust_2024::*;
 

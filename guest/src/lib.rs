@@ -23,7 +23,7 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt, TrappedWrite,
+    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
@@ -112,23 +112,21 @@ impl Guest for Component {
         outcome
     }
 
-    fn recover_after_trap() -> Vec<TrappedWrite> {
+    fn recover_after_trap() -> Landing {
         let metis = MetisDir::open();
         let Some(dir) = metis.descriptor() else {
-            return Vec::new();
+            return Landing::Untraced;
         };
         let current = |file| metis.read(file).ok().map(|bytes| core::sha256_hex(&bytes));
-        lock::recover_after_trap(dir, current)
+        let files: Vec<core::lock::Landing> = lock::recover_after_trap(dir, current)
             .into_iter()
-            .map(|(file, landed)| TrappedWrite {
-                file: file.into(),
-                landing: match landed {
-                    core::lock::Landing::Untraced => Landing::Untraced,
-                    core::lock::Landing::NotWritten => Landing::NotWritten,
-                    core::lock::Landing::Written => Landing::Written,
-                },
-            })
-            .collect()
+            .map(|(_, landed)| landed)
+            .collect();
+        match core::lock::call_landing(&files) {
+            core::lock::Landing::Untraced => Landing::Untraced,
+            core::lock::Landing::NotWritten => Landing::NotWritten,
+            core::lock::Landing::Written => Landing::Written,
+        }
     }
 
     fn soft_cap(file: MemoryFile) -> u64 {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use wasmtime::Store;
 
 use crate::bindings::Memory;
-use crate::bindings::exports::metis::memory::store::{Guest, Landing, TrappedWrite};
+use crate::bindings::exports::metis::memory::store::{Guest, Landing};
 use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, Limits, MemoryFile,
@@ -411,7 +411,7 @@ impl Workspace {
             let recovered = with_instance(call, |store, memory| {
                 memory.metis_memory_store().call_recover_after_trap(store)
             });
-            *written = recovered.ok().and_then(|files| landed(&files));
+            *written = recovered.ok().and_then(landed);
         }
         if created && outcome.is_err() {
             let _ = fs::remove_dir(self.metis_dir());
@@ -554,12 +554,11 @@ fn identity(meta: &fs::Metadata) -> (u64, u64) {
     }
 }
 
-/// Whether a trapped call's write landed, from what `recover-after-trap` found: a call
-/// writes one file, so the file with a trace of it tells.
-fn landed(files: &[TrappedWrite]) -> Option<bool> {
-    files.iter().find_map(|trapped| match trapped.landing {
+/// Whether a trapped call's write landed, as `recover-after-trap` judged it.
+fn landed(landing: Landing) -> Option<bool> {
+    match landing {
         Landing::Written => Some(true),
         Landing::NotWritten => Some(false),
         Landing::Untraced => None,
-    })
+    }
 }

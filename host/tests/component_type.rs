@@ -77,7 +77,6 @@ fn exports_store_and_tools_by_their_wit_names() {
             "expected-content",
             "write-scanned",
             "landing",
-            "trapped-write",
             "recover-after-trap",
             "read",
             "exists",

@@ -420,8 +420,5 @@ def recover_after_trap(metis: Path | str, owner: int) -> bool | None:
         limits=Limits(),
         owner=owner,
     )
-    for trapped in found:
-        landing = str(trapped.landing)
-        if landing != "untraced":
-            return landing == "written"
-    return None
+    landing = str(found)
+    return None if landing == "untraced" else landing == "written"
