@@ -146,12 +146,11 @@ impl fmt::Display for StoreError {
             StoreError::Busy { file } => {
                 write!(f, "{file} is being written by another process; try again")
             }
-            StoreError::Io { file, message }
-            | StoreError::ReadOnly { file, message }
+            StoreError::Io { file, message } => write!(f, "{file}: I/O error: {message}"),
+            // Their messages name the cause (read-only, file too large, no space).
+            StoreError::ReadOnly { file, message }
             | StoreError::FileTooLarge { file, message }
-            | StoreError::InsufficientSpace { file, message } => {
-                write!(f, "{file}: I/O error: {message}")
-            }
+            | StoreError::InsufficientSpace { file, message } => write!(f, "{file}: {message}"),
             StoreError::Changed {
                 file,
                 expected_hash,

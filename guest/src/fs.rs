@@ -308,12 +308,9 @@ const REASONS: &[(ErrorCode, &str)] = &[
     (ErrorCode::Interrupted, "interrupted system call"),
 ];
 
-/// The codes that mean this user may not write in `.metis/`.
-const PERMISSION: &[ErrorCode] = &[
-    ErrorCode::Access,
-    ErrorCode::NotPermitted,
-    ErrorCode::ReadOnly,
-];
+/// The codes that mean this user may not write in `.metis/` (`read-only` is the mount,
+/// whoever the user).
+const PERMISSION: &[ErrorCode] = &[ErrorCode::Access, ErrorCode::NotPermitted];
 
 /// An I/O failure, as a person can act on it: what could not be done to which entry of
 /// `.metis/`, and why.
@@ -330,6 +327,13 @@ fn reason(code: ErrorCode) -> &'static str {
 }
 
 pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
+    // Some runtimes (wasmtime 48) have no WASI code for EROFS and pass it on as `io`; the
+    // host then says the filesystem is mounted read-only, so every host names the cause.
+    let code = if code == ErrorCode::Io && crate::filesystem_read_only() {
+        ErrorCode::ReadOnly
+    } else {
+        code
+    };
     let reason = reason(code);
     let hint = if PERMISSION.contains(&code) {
         "; check that this user may write in .metis/"

@@ -467,7 +467,18 @@ export!(Component);
 /// write is refused with `read-only` before it touches anything, whatever the host's
 /// sandbox would also refuse, so every host says the same.
 fn read_only() -> bool {
+    environment_says("METIS_MEMORY_READ_ONLY")
+}
+
+/// Whether the host found `.metis/` on a filesystem mounted read-only
+/// (`METIS_MEMORY_READ_ONLY_FS=1`): a write is still tried (the mount may have changed),
+/// and an `io` failure is then `read-only`.
+pub(crate) fn filesystem_read_only() -> bool {
+    environment_says("METIS_MEMORY_READ_ONLY_FS")
+}
+
+fn environment_says(variable: &str) -> bool {
     wasip2::cli::environment::get_environment()
         .iter()
-        .any(|(name, value)| name == "METIS_MEMORY_READ_ONLY" && value == "1")
+        .any(|(name, value)| name == variable && value == "1")
 }

@@ -2,7 +2,6 @@
 //! compiled components), and a limited instance per call: a fresh one for every write,
 //! and for reads one kept between calls (see [`KeptInstance`]).
 
-use std::path::Path;
 use std::sync::{Mutex, OnceLock, TryLockError};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -27,6 +26,8 @@ const GUEST_METIS_DIR: &str = ".metis";
 const OWNER_ENV: &str = "METIS_MEMORY_OWNER";
 /// Set to `1` for an instance of a read-only workspace (`wit/types.wit`, `read-only`).
 const READ_ONLY_ENV: &str = "METIS_MEMORY_READ_ONLY";
+/// Set to `1` when `.metis/` is on a filesystem mounted read-only (`wit/types.wit`).
+const READ_ONLY_FS_ENV: &str = "METIS_MEMORY_READ_ONLY_FS";
 
 /// A token unique to one call: which lock file and temporary file are this call's.
 pub(crate) fn owner_token() -> u64 {
@@ -191,7 +192,7 @@ fn faulty_pre() -> Result<&'static MemoryPre<Ctx>, Error> {
 /// How one call's instance is set up.
 pub(crate) struct Call<'a> {
     /// The workspace's `.metis/`, pre-opened as `.metis`; `None` pre-opens nothing.
-    pub metis_dir: Option<&'a Path>,
+    pub metis_dir: Option<&'a OpenedDir>,
     pub read_only: bool,
     pub limits: Limits,
     /// This call's owner token, passed to the guest in `METIS_MEMORY_OWNER`.
@@ -232,6 +233,10 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
         // host; the read-only pre-open below is the sandbox's own guarantee.
         wasi.env(READ_ONLY_ENV, "1");
     }
+    if call.metis_dir.is_some_and(|dir| dir.read_only_fs) {
+        // wasmtime-wasi passes EROFS on as `io`: the component names the cause with this.
+        wasi.env(READ_ONLY_FS_ENV, "1");
+    }
     // Filesystem calls run on this thread: the call blocks on them anyway, and handing
     // each to a worker thread cost more than the call itself (before the preopen, which
     // takes the setting with it).
@@ -242,8 +247,8 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
         } else {
             FsPerms::ReadWrite
         };
-        wasi.preopened_dir(dir, GUEST_METIS_DIR, perms)
-            .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.display())))?;
+        wasi.preopened_dir(&dir.path, GUEST_METIS_DIR, perms)
+            .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.path.display())))?;
     }
     let ctx = Ctx {
         wasi: wasi.build(),
@@ -294,6 +299,9 @@ impl std::fmt::Debug for KeptInstance {
 pub(crate) struct OpenedDir {
     pub path: std::path::PathBuf,
     pub id: (u64, u64),
+    /// Whether its filesystem is mounted read-only (passed to the guest, see
+    /// `READ_ONLY_FS_ENV`).
+    pub read_only_fs: bool,
     /// Held open while the instance is made, so that `path` stays valid.
     pub _held: std::fs::File,
 }
@@ -302,7 +310,7 @@ impl Kept {
     /// A read-only instance on `metis` (none if `None`) under `limits`.
     fn new(metis: Option<OpenedDir>, limits: Limits) -> Result<Kept, Error> {
         let call = Call {
-            metis_dir: metis.as_ref().map(|dir| dir.path.as_path()),
+            metis_dir: metis.as_ref(),
             read_only: true,
             limits,
             owner: owner_token(),
@@ -358,5 +366,26 @@ impl KeptInstance {
             *slot = None;
         }
         outcome.map_err(trap)
+    }
+}
+
+/// Whether `file`'s filesystem is mounted read-only.
+pub(crate) fn on_read_only_mount(file: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let mut info = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: fstatvfs only writes the struct it is given, and `file` is open.
+        if unsafe { libc::fstatvfs(file.as_raw_fd(), info.as_mut_ptr()) } != 0 {
+            return false;
+        }
+        // SAFETY: fstatvfs succeeded, so it filled the struct.
+        let info = unsafe { info.assume_init() };
+        info.f_flag & libc::ST_RDONLY != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        false
     }
 }

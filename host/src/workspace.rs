@@ -354,7 +354,7 @@ impl Workspace {
             }
             let owner = owner_token();
             let call = Call {
-                metis_dir: opened.as_ref().map(|dir| dir.path.as_path()),
+                metis_dir: opened.as_ref(),
                 read_only: self.read_only,
                 limits: self.limits,
                 owner,
@@ -397,7 +397,7 @@ impl Workspace {
     ) {
         if let (Err(Error::Trap { written, .. }), Some(dir)) = (&mut *outcome, opened) {
             let call = Call {
-                metis_dir: Some(dir.path.as_path()),
+                metis_dir: Some(dir),
                 read_only: false,
                 // The host's own clean-up, not the caller's call: the caller's limits
                 // may be what the trapped call ran out of.
@@ -440,6 +440,7 @@ impl Workspace {
                 Ok(Some(OpenedDir {
                     path: crate::opened::descriptor_path(&file).unwrap_or(dir),
                     id: identity(&meta),
+                    read_only_fs: crate::runtime::on_read_only_mount(&file),
                     _held: file,
                 }))
             }

@@ -439,7 +439,7 @@ fn a_write_that_cannot_take_the_lock_changes_nothing() {
     assert_eq!(json(&out)["error"]["kind"], "file-too-large");
     assert!(
         stderr(&out).starts_with(
-            "MEMORY.md: I/O error: cannot take the write lock .metis/.MEMORY.md.lock: file too large (file-too-large)"
+            "MEMORY.md: cannot take the write lock .metis/.MEMORY.md.lock: file too large (file-too-large)"
         ),
         "{}",
         stderr(&out)
@@ -462,7 +462,7 @@ fn a_write_failing_half_way_removes_its_temporary_file() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).starts_with(
-            "MEMORY.md: I/O error: cannot write a temporary file for .metis/MEMORY.md: file too large (file-too-large)"
+            "MEMORY.md: cannot write a temporary file for .metis/MEMORY.md: file too large (file-too-large)"
         ),
         "the failure must come from the temporary file: {}",
         stderr(&out)

@@ -224,13 +224,13 @@ const CATALOGUE: &[(&str, Setup, Act, &str)] = &[
         "a read-only .metis/ (read-only pre-open)",
         |e| put(e, "MEMORY.md", b"kept\n"),
         |e| ok(e.ws().clone().read_only().add_entry(M, "x")),
-        r#"{"kind": "read-only", "message": "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written"}"#,
+        r#"{"kind": "read-only", "message": "MEMORY.md: this workspace was opened read-only; nothing was written"}"#,
     ),
     (
         "a read-only workspace creates no .metis/",
         |_| {},
         |e| ok(e.ws().clone().read_only().consolidate(M, "x")),
-        r#"{"kind": "read-only", "message": "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written"}"#,
+        r#"{"kind": "read-only", "message": "MEMORY.md: this workspace was opened read-only; nothing was written"}"#,
     ),
     (
         "a 10 MB entry",

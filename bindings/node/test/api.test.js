@@ -340,7 +340,7 @@ test("a read-only workspace reads, and its writes fail with a read-only error, t
     assert.ok(error instanceof ReadOnlyError, String(error));
     assert.ok(error instanceof StoreError);
     assert.equal(error.kind, "read-only");
-    assert.match(error.message, /^(MEMORY|USER)\.md: I\/O error: this workspace was opened read-only; nothing was written$/);
+    assert.match(error.message, /^(MEMORY|USER)\.md: this workspace was opened read-only; nothing was written$/);
   }
   assert.deepEqual(reached, []);
   const tool = await ro.callTool("memory_add", { file: "MEMORY.md", entry: "- more" }).catch((e) => e);
@@ -359,7 +359,7 @@ test("a read-only workspace creates no .metis/: a write there fails as the Rust 
   assert.equal(await ro.read("MEMORY.md"), "");
   const error = await ro.consolidate("MEMORY.md", "x").catch((e) => e);
   assert.ok(error instanceof ReadOnlyError, String(error));
-  assert.equal(error.message, "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written");
+  assert.equal(error.message, "MEMORY.md: this workspace was opened read-only; nothing was written");
   await assert.rejects(ro.callTool("memory_add", { file: "USER.md", entry: "x" }), ToolError);
   assert.deepEqual(entries(root), []);
 });

@@ -226,7 +226,7 @@ def test_read_only_stores_read_but_never_write(tmp_path: Path) -> None:
     with pytest.raises(MemoryStoreError) as refused:
         store.add_entry("MEMORY.md", "more")
     assert refused.value.kind == "read-only"
-    assert str(refused.value) == "MEMORY.md: I/O error: this workspace was opened read-only; nothing was written"
+    assert str(refused.value) == "MEMORY.md: this workspace was opened read-only; nothing was written"
     assert snapshot(tmp_path / ".metis") == before
 
 
