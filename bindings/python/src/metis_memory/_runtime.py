@@ -27,6 +27,9 @@ TOOLS = "metis:memory/tools@0.3.0"
 GUEST_METIS_DIR = ".metis"
 OWNER_ENV = "METIS_MEMORY_OWNER"
 READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY"
+# Set when `.metis/` is on a read-only mount: wasmtime passes EROFS to the guest as `io`,
+# and the component names the cause with this (`wit/types.wit`, `read-only`).
+READ_ONLY_FS_ENV = "METIS_MEMORY_READ_ONLY_FS"
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 COMPONENT_FILE = "metis_memory.wasm"
 # Engine settings the compiled code depends on: part of the cache key.
@@ -82,7 +85,17 @@ def cache_dir() -> Path | None:
 def cache_path(directory: Path, wasm: bytes) -> Path:
     version = metadata.version("wasmtime")
     digest = hashlib.sha256(wasm).hexdigest()
-    return directory / f"component-wasmtime{version}-{ENGINE_TAG}-{digest}.cwasm"
+    tag = f"{ENGINE_TAG}-nocow" if file_size_limited() else ENGINE_TAG
+    return directory / f"component-wasmtime{version}-{tag}-{digest}.cwasm"
+
+
+def file_size_limited() -> bool:
+    """Whether this process runs under a file-size limit (`RLIMIT_FSIZE`)."""
+    try:
+        import resource
+    except ImportError:  # not Unix
+        return False
+    return resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
 
 
 def load_cached(engine: Engine, path: Path) -> Component | None:
@@ -171,6 +184,10 @@ def runtime() -> Runtime:
 def build_runtime() -> Runtime:
     config = Config()
     config.consume_fuel = True
+    # wasmtime writes the component's initial memory into a memfd on first use, which a
+    # file-size limit (`ulimit -f`) turns into a failure of every call: under a limit it
+    # is copied into each instance instead (which costs the call some fuel).
+    config.memory_init_cow = not file_size_limited()
     engine = Engine(config)
     try:
         wasm = component_bytes()
@@ -228,7 +245,13 @@ class Exports:
 
 
 def instantiate(
-    *, metis_dir: str | None, read_only: bool, limits: Limits, memory_bytes: int, owner: int
+    *,
+    metis_dir: str | None,
+    read_only: bool,
+    limits: Limits,
+    memory_bytes: int,
+    owner: int,
+    read_only_fs: bool = False,
 ) -> Exports:
     """A fresh instance that sees `metis_dir` (when given) at guest path `.metis` and
     nothing else, with `limits.fuel`, memories of at most `memory_bytes`, and `owner` in
@@ -239,7 +262,11 @@ def instantiate(
     wasi = WasiConfig()
     # The component refuses every write of a read-only workspace itself, with
     # `read-only`, as under every host; the read-only pre-open is the sandbox's own guarantee.
-    wasi.env = [(OWNER_ENV, f"{owner:016x}")] + ([(READ_ONLY_ENV, "1")] if read_only else [])
+    wasi.env = (
+        [(OWNER_ENV, f"{owner:016x}")]
+        + ([(READ_ONLY_ENV, "1")] if read_only else [])
+        + ([(READ_ONLY_FS_ENV, "1")] if read_only_fs else [])
+    )
     if metis_dir is not None:
         try:
             wasi.preopen_dir(metis_dir, GUEST_METIS_DIR, not read_only)
@@ -263,6 +290,7 @@ def with_instance(
     read_only: bool,
     limits: Limits,
     owner: int,
+    read_only_fs: bool = False,
 ) -> T:
     """Runs `op` against a fresh instance that sees `metis_dir` (when given) at guest path
     `.metis` and nothing else, under `limits`, with `owner` in its environment."""
@@ -272,6 +300,7 @@ def with_instance(
         limits=limits,
         memory_bytes=limits.memory_bytes,
         owner=owner,
+        read_only_fs=read_only_fs,
     )
     return op(exports)
 
@@ -291,6 +320,8 @@ class OpenedDir:
     # Whether `path` reaches the opened directory itself (`/proc/.../fd/N`), not its name,
     # which a link swapped in before the pre-open would redirect.
     exact: bool
+    # Whether its filesystem is mounted read-only (see `READ_ONLY_FS_ENV`).
+    read_only_fs: bool = False
 
     def close(self) -> None:
         os.close(self.fd)
@@ -299,6 +330,14 @@ class OpenedDir:
 @functools.cache
 def _proc_fd() -> str | None:
     return next((d for d in ("/proc/thread-self/fd", "/proc/self/fd") if os.path.isdir(d)), None)
+
+
+def on_read_only_mount(fd: int) -> bool:
+    """Whether the filesystem `fd` is on is mounted read-only."""
+    try:
+        return bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def descriptor_path(fd: int) -> str | None:

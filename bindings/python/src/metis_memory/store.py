@@ -325,6 +325,7 @@ class MemoryStore:
                     read_only=self._read_only,
                     limits=self._limits,
                     owner=owner,
+                    read_only_fs=opened is not None and opened.read_only_fs,
                 )
                 done = True
                 return result
@@ -419,7 +420,13 @@ class MemoryStore:
             os.close(fd)
             raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
         exact = _runtime.descriptor_path(fd)
-        return _runtime.OpenedDir(fd, exact or str(metis), (info.st_dev, info.st_ino), exact is not None)
+        return _runtime.OpenedDir(
+            fd,
+            exact or str(metis),
+            (info.st_dev, info.st_ino),
+            exact is not None,
+            _runtime.on_read_only_mount(fd),
+        )
 
     def _create_metis_dir(self) -> bool:
         """Makes sure `.metis/` exists (mode 0700 when created here); whether this call
