@@ -32,6 +32,10 @@ trait Surface {
     ) -> Result<Option<Option<bool>>, String> {
         Err("this surface sets no fuel".into())
     }
+    /// `add_entry(file, entry)` on `root` (the tool call `memory_add` where the surface has
+    /// no other write), in a process `tests/surfaces/under` puts under `cause`.
+    fn add_under(&self, root: &Path, cause: &str, file: &str, entry: &str)
+    -> Result<Under, String>;
     /// `add_entry(file, entry)` on `root` opened read-only: the error's kind and text.
     fn read_only_add(
         &self,
@@ -96,6 +100,19 @@ impl Surface for Library {
             Err(Error::Trap { written, .. }) => Ok(Some(written)),
             Err(other) => Err(other.to_string()),
         }
+    }
+
+    fn add_under(
+        &self,
+        root: &Path,
+        cause: &str,
+        file: &str,
+        entry: &str,
+    ) -> Result<Under, String> {
+        let child = serde_json::json!({ "root": root, "file": file, "entry": entry });
+        let mut command = under(cause, root, &std::env::current_exe().unwrap());
+        command.env(CHILD_ENV, child.to_string());
+        outcome_of(command)
     }
 
     fn read_only_add(
@@ -168,6 +185,34 @@ impl Surface for Cli {
         Ok(())
     }
 
+    fn add_under(
+        &self,
+        root: &Path,
+        cause: &str,
+        file: &str,
+        entry: &str,
+    ) -> Result<Under, String> {
+        let mut command = under(cause, root, Path::new(env!("CARGO_BIN_EXE_metis-memory")));
+        command
+            .arg("--workspace")
+            .arg(root)
+            .args(["add", file, entry, "--json"])
+            .env_remove("METIS_WORKSPACE");
+        let Under::Ran(out) = run_under(command)? else {
+            return Ok(Under::Unavailable);
+        };
+        let value: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&out.stderr)))?;
+        Ok(Under::Done(Outcome {
+            ok: out.status.success(),
+            kind: value["error"]["kind"].as_str().map(str::to_owned),
+            text: value["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        }))
+    }
+
     fn version(&self) -> Result<String, String> {
         let out = Command::new(env!("CARGO_BIN_EXE_metis-memory"))
             .arg("--version")
@@ -179,6 +224,86 @@ impl Surface for Cli {
             .map(str::to_owned)
             .ok_or_else(|| format!("unexpected --version output {text:?}"))
     }
+}
+
+/// What a write under an OS failure did: whether it wrote, the error's kind, its text.
+struct Outcome {
+    ok: bool,
+    kind: Option<String>,
+    text: String,
+}
+
+/// A step run under a cause, or not: this machine could not set the cause up.
+enum Under<T = Outcome> {
+    Done(T),
+    Ran(std::process::Output),
+    Unavailable,
+}
+
+/// Set, with the add to make as JSON, when this binary runs as the library's child under
+/// a cause (see `add_under`): `main` makes the add and prints its `Outcome`.
+const CHILD_ENV: &str = "METIS_SURFACES_CHILD";
+
+/// `program` run by `tests/surfaces/under cause root`.
+fn under(cause: &str, root: &Path, program: &Path) -> Command {
+    let mut command = Command::new(repo().join("tests/surfaces/under"));
+    command.arg(cause).arg(root).arg(program);
+    command
+}
+
+/// Runs `command`: its output, or `Unavailable` when `under` could not set its cause up
+/// (exit 77); an error if it was killed by a signal.
+fn run_under(mut command: Command) -> Result<Under, String> {
+    let out = command.output().map_err(|e| e.to_string())?;
+    if out.status.code() == Some(77) {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        return Ok(Under::Unavailable);
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+        return Err(format!(
+            "killed by signal {signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(Under::Ran(out))
+}
+
+/// The child's printed `Outcome`.
+fn outcome_of(command: Command) -> Result<Under, String> {
+    let Under::Ran(out) = run_under(command)? else {
+        return Ok(Under::Unavailable);
+    };
+    let value: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&out.stderr)))?;
+    Ok(Under::Done(Outcome {
+        ok: value["ok"] == true,
+        kind: value["kind"].as_str().map(str::to_owned),
+        text: value["text"].as_str().unwrap_or_default().to_owned(),
+    }))
+}
+
+/// The library's child under a cause: makes the add `CHILD_ENV` names and prints its
+/// `Outcome`. It ignores SIGXFSZ, as an embedder under a file-size limit must (Python and
+/// Node do by default; the library leaves the process's signals alone).
+fn child_add(spec: &str) {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to ignore, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    let spec: Value = serde_json::from_str(spec).unwrap();
+    let file = MemoryFile::parse(spec["file"].as_str().unwrap()).unwrap();
+    let root = spec["root"].as_str().unwrap();
+    let outcome = match Workspace::open(root).add_entry(file, spec["entry"].as_str().unwrap()) {
+        Ok(_) => serde_json::json!({ "ok": true }),
+        Err(error) => serde_json::json!({
+            "ok": false,
+            "kind": metis_memory::json::error_json(&error)["kind"],
+            "text": error.to_string(),
+        }),
+    };
+    println!("{outcome}");
 }
 
 fn repo() -> PathBuf {
@@ -366,6 +491,51 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
                 return Err(at(format!("kind {kind}, expected {wanted}: {text}")));
             }
             check_texts(&expect, "text", &text).map_err(at)?;
+        } else if let Some(add) = step.get("add_under") {
+            known_keys(step, &["add_under", "expect"]).map_err(at)?;
+            let cause = add["cause"].as_str().unwrap();
+            let outcome = surface
+                .add_under(
+                    dir.path(),
+                    cause,
+                    add["file"].as_str().unwrap(),
+                    add["entry"].as_str().unwrap(),
+                )
+                .map_err(at)?;
+            let Under::Done(outcome) = outcome else {
+                eprintln!(
+                    "{name}: step {} skipped: {cause} cannot be set up here",
+                    index + 1
+                );
+                continue;
+            };
+            if outcome.ok {
+                return Err(at(format!("the add under {cause} wrote")));
+            }
+            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
+                && outcome.kind.as_deref() != Some(wanted)
+            {
+                return Err(at(format!(
+                    "kind {:?}, expected {wanted}: {}",
+                    outcome.kind, outcome.text
+                )));
+            }
+            check_texts(&expect, "text", &outcome.text).map_err(at)?;
+        } else if let Some(names) = step.get("metis_holds").and_then(Value::as_array) {
+            known_keys(step, &["metis_holds"]).map_err(at)?;
+            let mut held: Vec<String> = std::fs::read_dir(&metis)
+                .map_err(|e| at(e.to_string()))?
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            held.sort();
+            let mut wanted: Vec<String> = names
+                .iter()
+                .map(|n| n.as_str().unwrap().to_owned())
+                .collect();
+            wanted.sort();
+            if held != wanted {
+                return Err(at(format!(".metis/ holds {held:?}, expected {wanted:?}")));
+            }
         } else if step.get("version").is_some() {
             known_keys(step, &["version"]).map_err(at)?;
             let reported = surface.version().map_err(at)?;
@@ -386,6 +556,9 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
 type MakeSurface = fn() -> Box<dyn Surface>;
 
 fn main() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        return child_add(&spec);
+    }
     let args = Arguments::from_args();
     let table: Value = serde_json::from_str(
         &std::fs::read_to_string(repo().join("tests/surfaces/behaviours.json")).unwrap(),

@@ -6,6 +6,7 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -65,9 +66,25 @@ export class Workspace {
  * The server's stderr is kept in `stderr()`, for failure messages.
  */
 export async function connect(root, ...args) {
+  return spawnClient([BIN, '--workspace', root, 'mcp', ...args]);
+}
+
+/** `connect`, with the server run by `tests/surfaces/under CAUSE ROOT` (see there); `null`
+ * when this machine cannot set `cause` up (`under` exits 77), after saying so. */
+export async function connectUnder(cause, root) {
+  const under = join(ROOT, 'tests', 'surfaces', 'under');
+  const check = spawnSync(under, [cause, root, 'true'], { encoding: 'utf8' });
+  if (check.status === 77) {
+    console.log(`skipped: ${check.stderr.trim()}`);
+    return null;
+  }
+  return spawnClient([under, cause, root, BIN, '--workspace', root, 'mcp']);
+}
+
+async function spawnClient([command, ...args]) {
   const transport = new StdioClientTransport({
-    command: BIN,
-    args: ['--workspace', root, 'mcp', ...args],
+    command,
+    args,
     env: { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off' },
     stderr: 'pipe',
   });

@@ -10,11 +10,11 @@
 // row, naming the key.
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { ROOT, Workspace, call, connect, witVersion } from './support.mjs';
+import { ROOT, Workspace, call, connect, connectUnder, witVersion } from './support.mjs';
 
 const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
 
@@ -26,6 +26,8 @@ const STEPS = {
   next_response: [['next_response'], []],
   file: [['file', 'is'], []],
   version: [['version'], []],
+  add_under: [['add_under', 'expect'], ['kind', 'text_contains']],
+  metis_holds: [['metis_holds'], []],
 };
 const ROW_KEYS = ['name', 'covers', 'given', 'steps', 'surfaces', 'surfaces_why'];
 const SURFACE = 'mcp';
@@ -146,6 +148,30 @@ class Driver {
         if (bytes === null || !bytes.equals(Buffer.from(step.is, 'utf8'))) {
           const shown = bytes === null ? 'missing' : JSON.stringify(bytes.toString('utf8'));
           throw new RowFailed(`${step.file} is ${shown}, expected ${JSON.stringify(step.is)}`);
+        }
+        break;
+      }
+      case 'add_under': {
+        // `memory_add` through a server running under the cause. A tool result carries no
+        // kind, only the text the model reads, which names the cause's kind in
+        // parentheses (`read-only file system (read-only)`): that is what `kind` checks.
+        const add = step.add_under;
+        const connection = await connectUnder(add.cause, this.ws.root);
+        if (connection === null) break;
+        this.connections.push(connection);
+        const outcome = await call(connection.client, 'memory_add', { file: add.file, entry: add.entry });
+        if (outcome.ok) throw new RowFailed(`the add under ${add.cause} wrote: ${JSON.stringify(outcome.text)}`);
+        if ('kind' in expect && !outcome.text.includes(`(${expect.kind})`)) {
+          throw new RowFailed(`the text does not name the kind (${expect.kind}): ${JSON.stringify(outcome.text)}`);
+        }
+        checkTexts(expect, 'text', outcome.text);
+        break;
+      }
+      case 'metis_holds': {
+        const held = readdirSync(join(this.ws.root, '.metis')).sort();
+        const wanted = [...step.metis_holds].sort();
+        if (JSON.stringify(held) !== JSON.stringify(wanted)) {
+          throw new RowFailed(`.metis/ holds ${JSON.stringify(held)}, expected ${JSON.stringify(wanted)}`);
         }
         break;
       }

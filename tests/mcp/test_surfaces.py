@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -27,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 BIN = os.environ["METIS_MEMORY_BIN"]
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[2])
 TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
+UNDER = ROOT / "tests" / "surfaces" / "under"
 
 # A bound on a broken server, never a wait for something to happen.
 PATIENCE_SECONDS = 60
@@ -39,6 +41,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "next_response": ({"next_response"}, set()),
     "file": ({"file", "is"}, set()),
     "version": ({"version"}, set()),
+    "add_under": ({"add_under", "expect"}, {"kind", "text_contains"}),
+    "metis_holds": ({"metis_holds"}, set()),
 }
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "mcp"
@@ -94,11 +98,15 @@ class Driver:
         self.stack = stack
         self.sessions: dict[str, ClientSession] = {}
 
-    async def connect(self):
-        """A new connection, initialized: the client and the initialize result."""
+    async def connect(self, cause: str | None = None):
+        """A new connection, initialized: the client and the initialize result. With
+        `cause`, the server runs under it (`tests/surfaces/under`)."""
+        argv = [BIN, "--workspace", str(self.root), "mcp"]
+        if cause is not None:
+            argv = [str(UNDER), cause, str(self.root), *argv]
         server = StdioServerParameters(
-            command=BIN,
-            args=["--workspace", str(self.root), "mcp"],
+            command=argv[0],
+            args=argv[1:],
             env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
         )
         errlog = self.stack.enter_context(tempfile.TemporaryFile("w+"))
@@ -175,12 +183,45 @@ class Driver:
             if data != step["is"].encode():
                 shown = "missing" if data is None else repr(data.decode(errors="replace"))
                 raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
+        elif kind == "add_under":
+            await self.add_under(step["add_under"], expect)
+        elif kind == "metis_holds":
+            held = sorted(path.name for path in (self.root / ".metis").iterdir())
+            if held != sorted(step["metis_holds"]):
+                raise RowFailed(f".metis/ holds {held}, expected {sorted(step['metis_holds'])}")
         elif kind == "version":
             wanted = wit_version(ROOT / step["version"])
             _, result = await self.connect()
             reported = result.server_info.version
             if reported != wanted:
                 raise RowFailed(f"serverInfo.version is {reported}, {step['version']} says {wanted}")
+
+
+    async def add_under(self, add: dict[str, Any], expect: dict[str, Any]) -> None:
+        """`memory_add` through a server running under `add["cause"]`. A tool result
+        carries no kind, only the text the model reads, which names the cause's kind in
+        parentheses (`read-only file system (read-only)`): that is what `kind` checks."""
+        if not under_available(add["cause"], self.root):
+            return
+        client, _ = await self.connect(add["cause"])
+        arguments = {"file": add["file"], "entry": add["entry"]}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("memory_add", arguments)
+        text = text_of(result)
+        if not result.is_error:
+            raise RowFailed(f"the add under {add['cause']} wrote: {text!r}")
+        if "kind" in expect and f"({expect['kind']})" not in text:
+            raise RowFailed(f"the text does not name the kind ({expect['kind']}): {text!r}")
+        check_texts(expect, "text", text)
+
+
+def under_available(cause: str, root: Path) -> bool:
+    """Whether this machine can set `cause` up (`under` exits 77 when it cannot)."""
+    done = subprocess.run([str(UNDER), cause, str(root), "true"], capture_output=True, text=True)
+    if done.returncode == 77:
+        print(f"skipped: {done.stderr.strip()}")
+        return False
+    return True
 
 
 @pytest.mark.parametrize("row", ROWS)

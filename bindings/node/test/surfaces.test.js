@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { DEFAULT_LIMITS, StoreError, ToolError, TrapError, openWorkspace, version } from "metis-memory";
 
 const ROOT = process.env.METIS_REPO_ROOT;
@@ -23,11 +24,28 @@ const STEPS = {
   version: { keys: ["version"], checks: [] },
   trap_sweep: { keys: ["trap_sweep"], checks: [] },
   read_only_add: { keys: ["read_only_add", "expect"], checks: ["kind", "text_contains"] },
+  add_under: { keys: ["add_under", "expect"], checks: ["kind", "text_contains"] },
+  metis_holds: { keys: ["metis_holds"], checks: [] },
 };
 const ROW_KEYS = ["name", "covers", "given", "steps", "surfaces", "surfaces_why"];
 const SURFACE = "node";
 
 class RowFailed extends Error {}
+
+// `add_under`'s child: the add in a process of its own, as `tests/surfaces/under` runs it,
+// importing the same installed package as this driver.
+const PACKAGE = import.meta.resolve("metis-memory");
+const CHILD = `
+const { openWorkspace, StoreError } = await import(${JSON.stringify(PACKAGE)});
+const [root, file, entry] = process.argv.slice(1);
+try {
+  await openWorkspace(root).addEntry(file, entry);
+  console.log(JSON.stringify({ ok: true }));
+} catch (e) {
+  if (!(e instanceof StoreError)) throw e;
+  console.log(JSON.stringify({ ok: false, kind: e.kind, text: e.message }));
+}`;
+const UNDER_UNAVAILABLE = 77;
 
 function rows() {
   if (!TABLE || !fs.existsSync(TABLE)) return [];
@@ -156,6 +174,17 @@ class Driver {
         checkTexts(expect, "text", error.message);
         break;
       }
+      case "add_under":
+        this.addUnder(step.add_under, expect);
+        break;
+      case "metis_holds": {
+        const held = fs.readdirSync(path.join(this.root, ".metis")).sort();
+        const wanted = [...step.metis_holds].sort();
+        if (JSON.stringify(held) !== JSON.stringify(wanted)) {
+          throw new RowFailed(`.metis/ holds ${JSON.stringify(held)}, expected ${JSON.stringify(wanted)}`);
+        }
+        break;
+      }
       case "trap_sweep":
         await this.trapSweep(step.trap_sweep.file, step.trap_sweep.entry);
         break;
@@ -169,6 +198,29 @@ class Driver {
     }
   }
 }
+
+/** The add in a child process under `add.cause` (`tests/surfaces/under`). */
+Driver.prototype.addUnder = function (add, expect) {
+  const under = path.join(ROOT, "tests", "surfaces", "under");
+  const argv = [add.cause, this.root, process.execPath, "--input-type=module", "-e", CHILD, this.root, add.file, add.entry];
+  const done = spawnSync(under, argv, { encoding: "utf8", cwd: this.root });
+  if (done.status === UNDER_UNAVAILABLE) {
+    console.log(`skipped: ${done.stderr.trim()}`);
+    return;
+  }
+  if (done.signal) throw new RowFailed(`killed by ${done.signal}: ${done.stderr}`);
+  let outcome;
+  try {
+    outcome = JSON.parse(done.stdout);
+  } catch {
+    throw new RowFailed(`the child failed: ${done.stderr}`);
+  }
+  if (outcome.ok) throw new RowFailed(`the add under ${add.cause} wrote`);
+  if (Object.hasOwn(expect, "kind") && outcome.kind !== expect.kind) {
+    throw new RowFailed(`kind ${outcome.kind}, expected ${expect.kind}: ${outcome.text}`);
+  }
+  checkTexts(expect, "text", outcome.text);
+};
 
 /** `addEntry(file, entry)` with `fuel`: the TrapError if it trapped, else undefined. */
 async function addWithFuel(root, file, entry, fuel) {

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "version": ({"version"}, set()),
     "trap_sweep": ({"trap_sweep"}, set()),
     "read_only_add": ({"read_only_add", "expect"}, {"kind", "text_contains"}),
+    "add_under": ({"add_under", "expect"}, {"kind", "text_contains"}),
+    "metis_holds": ({"metis_holds"}, set()),
 }
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "python"
@@ -68,6 +72,19 @@ def wit_version(path: Path) -> str:
     if found is None:
         raise RowFailed(f"no `package metis:memory@…;` line in {path}")
     return found.group(1)
+
+
+# `add_under`'s child: the add in a process of its own, as `tests/surfaces/under` runs it.
+CHILD = """
+import json, sys
+from metis_memory import MemoryStore, MemoryStoreError
+try:
+    MemoryStore(sys.argv[1]).add_entry(sys.argv[2], sys.argv[3])
+    print(json.dumps({"ok": True}))
+except MemoryStoreError as error:
+    print(json.dumps({"ok": False, "kind": error.kind, "text": str(error)}))
+"""
+UNDER_UNAVAILABLE = 77
 
 
 class Driver:
@@ -147,6 +164,12 @@ class Driver:
                 check_texts(expect, "text", str(error))
             else:
                 raise RowFailed("a read-only store wrote")
+        elif kind == "add_under":
+            self.add_under(step["add_under"], expect)
+        elif kind == "metis_holds":
+            held = sorted(path.name for path in (self.root / ".metis").iterdir())
+            if held != sorted(step["metis_holds"]):
+                raise RowFailed(f".metis/ holds {held}, expected {sorted(step['metis_holds'])}")
         elif kind == "trap_sweep":
             self.trap_sweep(step["trap_sweep"]["file"], step["trap_sweep"]["entry"])
         elif kind == "version":
@@ -157,6 +180,31 @@ class Driver:
                     f"{step['version']} says {wanted}"
                 )
 
+
+    def add_under(self, add: dict[str, Any], expect: dict[str, Any]) -> None:
+        """The add in a child process under `add["cause"]` (`tests/surfaces/under`)."""
+        under = ROOT / "tests" / "surfaces" / "under"
+        argv = [str(under), add["cause"], str(self.root), sys.executable, "-c", CHILD]
+        done = subprocess.run(
+            [*argv, str(self.root), add["file"], add["entry"]],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+        )
+        if done.returncode == UNDER_UNAVAILABLE:
+            print(f"skipped: {done.stderr.strip()}")
+            return
+        if done.returncode < 0:
+            raise RowFailed(f"killed by signal {-done.returncode}: {done.stderr}")
+        try:
+            outcome = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise RowFailed(f"the child failed: {done.stderr}") from None
+        if outcome["ok"]:
+            raise RowFailed(f"the add under {add['cause']} wrote")
+        if "kind" in expect and outcome["kind"] != expect["kind"]:
+            raise RowFailed(f"kind {outcome['kind']}, expected {expect['kind']}: {outcome['text']}")
+        check_texts(expect, "text", outcome["text"])
 
     def add_with_fuel(self, file: str, entry: str, fuel: int | None) -> ComponentTrap | None:
         limits = Limits() if fuel is None else Limits(fuel=fuel)
