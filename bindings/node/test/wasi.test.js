@@ -11,7 +11,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { openWorkspace } from "metis-memory";
-import { traced, show } from "./shim-hooks.js";
+import { traced, show, withHook } from "./shim-hooks.js";
 
 function workspace(t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-wasi-"));
@@ -131,3 +131,28 @@ test("what the kernel saw (strace): the temporary file synced, renamed, then .me
   const dir = path.join(work, ".metis");
   assert.ok(after.some((l) => /sync\(/.test(l) && l.includes(`<${dir}>)`)), calls.join("\n"));
 });
+
+test(
+  // Another writer's refused first write created `.metis/` and removes it while it is
+  // still empty, after this write found it and before its guest wrote there: the write
+  // runs again in a `.metis/` of its own instead of failing (issue 22).
+  "a write whose .metis/ vanished under it runs again and lands",
+  async (t) => {
+    const { metis, ws } = workspace(t);
+    fs.mkdirSync(metis);
+    let removed = 0;
+    await withHook(
+      (name, args, call) => {
+        if (removed === 0) {
+          removed++;
+          fs.rmdirSync(metis);
+        }
+        return call();
+      },
+      () => ws.addEntry("MEMORY.md", "- kept"),
+    );
+    assert.equal(removed, 1, "the guest made no filesystem call");
+    assert.equal(fs.readFileSync(path.join(metis, "MEMORY.md"), "utf8"), "- kept\n");
+    assert.deepEqual(fs.readdirSync(metis), ["MEMORY.md"]);
+  },
+);
