@@ -40,6 +40,19 @@ fn a_persons_add_replace_and_consolidate_are_scanned_unless_told_not_to() {
         let error = json(&run(&t, &with_json))["error"].clone();
         assert_eq!(error["kind"], "poisoned", "{error}");
         assert_eq!(error["rule"], "injection-ignore-instructions", "{error}");
+        // The refusal's text is the model's; a person is told how to overrule it.
+        assert!(
+            error["hint"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("--no-scan"),
+            "{error}"
+        );
+        assert!(
+            stderr(&out).contains("again with --no-scan"),
+            "{}",
+            stderr(&out)
+        );
     }
     let out = run(&t, &["add", "MEMORY.md", POISON, "--no-scan"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -373,6 +373,14 @@ fn hint(error: &Error) -> Option<String> {
                 "to replace it from the command line: metis-memory consolidate {name} CONTENT (or - to read it from stdin)"
             ))
         }
+        // Only a person's write reaches here (a tool call's refusal is its outcome); the
+        // text above is the one a model gets, and a person may overrule it.
+        Error::Store {
+            error: StoreError::Poisoned(_),
+            ..
+        } => Some(
+            "this is your own write: if you mean it, run the command again with --no-scan".into(),
+        ),
         _ => None,
     }
 }
