@@ -7,8 +7,15 @@
 //! read. Then it reads on. The end of input ends the session once every request read
 //! has been answered, so a write asked for just before the end is made, announced and
 //! answered; and no more than [`MAX_PENDING`] requests are read ahead of their answers.
+//!
+//! Requests are counted one by one, whatever their ids: a request whose id is that of
+//! one still open is answered `-32600` and not run (JSON-RPC ids name one request at a
+//! time), and a cancelled request stays counted until its handler has finished, its
+//! answer then dropped here (the protocol says a cancelled request is not answered).
+//! Otherwise a client repeating one id, or cancelling every request it sends, would be
+//! read without bound while the work it asked for piles up.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,7 +76,7 @@ pub struct LineTransport<R, W> {
     /// dropped, since rmcp ends the session on anything but a request before it (a
     /// `ping` may come first, as the protocol allows).
     initialized: bool,
-    /// The ids of requests handed on and not yet answered.
+    /// The requests handed on and not yet answered.
     pending: Arc<Pending>,
     /// Every line written goes through this lock whole, so lines never interleave.
     output: Arc<Mutex<W>>,
@@ -157,6 +164,18 @@ where
 
     /// Writes `error` as a reply on its own task, which `receive` awaits before it
     /// hands on another message.
+    /// Answers a request whose id is that of one still open, without running it.
+    fn refuse_duplicate(&mut self, id: &RequestId) {
+        complain_about_input(format_args!(
+            "metis-memory mcp: refused a request reusing the id of one not yet answered"
+        ));
+        let id = serde_json::to_value(id).unwrap_or(Value::Null);
+        let message = format!(
+            "Invalid Request: the id {id} is that of a request not yet answered (one request an id at a time)"
+        );
+        self.send_reply(error_reply(id, INVALID_REQUEST, &message));
+    }
+
     fn send_reply(&mut self, error: Value) {
         let output = self.output.clone();
         let line = format!("{error}\n");
@@ -187,6 +206,13 @@ where
             _ => None,
         };
         async move {
+            // The answer to a cancelled request is not sent: its handler has finished,
+            // which is all that was waited for.
+            if let Some(id) = &answers
+                && pending.close_if_cancelled(id)
+            {
+                return Ok(());
+            }
             let mut line = serde_json::to_vec(&item)?;
             line.push(b'\n');
             let written = write_line(&output, &line).await;
@@ -233,13 +259,16 @@ where
                         Line::Message(message) => {
                             match &*message {
                                 JsonRpcMessage::Request(request) => {
+                                    if !self.pending.open(&request.id) {
+                                        self.refuse_duplicate(&request.id);
+                                        continue;
+                                    }
                                     if matches!(
                                         request.request,
                                         ClientRequest::InitializeRequest(_)
                                     ) {
                                         self.initialized = true;
                                     }
-                                    self.pending.open(&request.id);
                                 }
                                 _ if !self.initialized => {
                                     complain_about_input(format_args!(
@@ -247,15 +276,24 @@ where
                                     ));
                                     continue;
                                 }
-                                // A cancelled request is not answered (rmcp drops its
-                                // response), so it is no longer waited for.
-                                JsonRpcMessage::Notification(notification) => {
+                                // Kept from rmcp, which would forget the request at once
+                                // and drop its answer: the request stays counted until
+                                // its handler finishes (`send` drops the answer then).
+                                // The handlers do not stop early anyway: a call already
+                                // made is made whole.
+                                JsonRpcMessage::Notification(notification)
+                                    if matches!(
+                                        &notification.notification,
+                                        ClientNotification::CancelledNotification(_)
+                                    ) =>
+                                {
                                     if let ClientNotification::CancelledNotification(cancelled) =
                                         &notification.notification
                                         && let Some(id) = &cancelled.params.request_id
                                     {
-                                        self.pending.close(id);
+                                        self.pending.cancel(id);
                                     }
+                                    continue;
                                 }
                                 _ => {}
                             }
@@ -290,10 +328,11 @@ fn complain_about_input(message: std::fmt::Arguments) {
     }
 }
 
-/// The requests read and not yet answered, by id.
+/// The requests read and not yet answered, by id (one request an id), each with
+/// whether the client has cancelled it.
 #[derive(Default)]
 struct Pending {
-    ids: std::sync::Mutex<HashSet<String>>,
+    ids: std::sync::Mutex<HashMap<String, bool>>,
     /// Woken whenever one is answered.
     answered: Notify,
 }
@@ -303,18 +342,40 @@ impl Pending {
         serde_json::to_string(id).unwrap_or_default()
     }
 
-    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
         self.ids.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn open(&self, id: &RequestId) {
-        self.ids().insert(Pending::key(id));
+    /// Counts a request; false if one with this id is still open.
+    fn open(&self, id: &RequestId) -> bool {
+        let mut ids = self.ids();
+        let key = Pending::key(id);
+        if ids.contains_key(&key) {
+            return false;
+        }
+        ids.insert(key, false);
+        true
+    }
+
+    fn cancel(&self, id: &RequestId) {
+        if let Some(cancelled) = self.ids().get_mut(&Pending::key(id)) {
+            *cancelled = true;
+        }
     }
 
     fn close(&self, id: &RequestId) {
-        if self.ids().remove(&Pending::key(id)) {
+        if self.ids().remove(&Pending::key(id)).is_some() {
             self.answered.notify_waiters();
         }
+    }
+
+    /// Closes the request if it was cancelled: whether it was (its answer is not sent).
+    fn close_if_cancelled(&self, id: &RequestId) -> bool {
+        let cancelled = self.ids().get(&Pending::key(id)) == Some(&true);
+        if cancelled {
+            self.close(id);
+        }
+        cancelled
     }
 
     fn count(&self) -> usize {
@@ -401,4 +462,123 @@ fn parse_line(line: &[u8]) -> Line {
 
 fn error_reply(id: Value, code: i32, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+    use std::task::{Context, Waker};
+
+    use rmcp::model::{NumberOrString, ServerResult};
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    fn run<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn ping(id: u64) -> String {
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")
+    }
+
+    fn cancel(id: u64) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{id}}}}}\n"
+        )
+    }
+
+    /// The id of the request `message` is, as JSON.
+    fn id_of(message: Option<RxJsonRpcMessage<RoleServer>>) -> String {
+        match message {
+            Some(JsonRpcMessage::Request(request)) => serde_json::to_string(&request.id).unwrap(),
+            other => panic!("expected a request, got {other:?}"),
+        }
+    }
+
+    fn answer(id: i64) -> TxJsonRpcMessage<RoleServer> {
+        JsonRpcMessage::response(ServerResult::empty(()), NumberOrString::Number(id))
+    }
+
+    /// Every line written to `output` once the transport is gone.
+    async fn lines(mut output: tokio::io::DuplexStream) -> Vec<Value> {
+        let mut text = String::new();
+        output.read_to_string(&mut text).await.unwrap();
+        text.lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_request_reusing_the_id_of_an_open_one_is_refused_and_not_run() {
+        run(async {
+            let mut input = ping(1);
+            for _ in 0..100 {
+                input.push_str(&ping(1));
+            }
+            input.push_str(&ping(2));
+            let (output, written) = tokio::io::duplex(1 << 20);
+            let mut transport = LineTransport::new(input.as_bytes(), output);
+            assert_eq!(id_of(transport.receive().await), "1");
+            // The hundred copies are answered, not handed on: the next request is 2.
+            assert_eq!(id_of(transport.receive().await), "2");
+            drop(transport);
+            let refusals = lines(written).await;
+            assert_eq!(refusals.len(), 100, "{refusals:?}");
+            for refusal in refusals {
+                assert_eq!(refusal["id"], 1, "{refusal}");
+                assert_eq!(refusal["error"]["code"], INVALID_REQUEST, "{refusal}");
+            }
+        });
+    }
+
+    #[test]
+    fn no_more_requests_than_the_limit_are_read_ahead_of_their_answers() {
+        run(async {
+            let input: String = (1..=MAX_PENDING as u64 + 10).map(ping).collect();
+            let mut transport = LineTransport::new(input.as_bytes(), tokio::io::sink());
+            for _ in 0..MAX_PENDING {
+                id_of(transport.receive().await);
+            }
+            let mut next = pin!(transport.receive());
+            let waiting = next.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(waiting.is_pending(), "a request past the limit was read");
+        });
+    }
+
+    #[test]
+    fn a_cancelled_request_stays_counted_until_its_handler_ends_and_is_not_answered() {
+        run(async {
+            let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+            let input = format!(
+                "{initialize}\n{}{}{}{}",
+                ping(1),
+                cancel(1),
+                ping(1),
+                ping(2)
+            );
+            let (output, written) = tokio::io::duplex(1 << 20);
+            let mut transport = LineTransport::new(input.as_bytes(), output);
+            assert_eq!(id_of(transport.receive().await), "0");
+            transport.send(answer(0)).await.unwrap();
+            assert_eq!(id_of(transport.receive().await), "1");
+            // The cancellation is kept from rmcp; 1 is still running, so its id is taken.
+            assert_eq!(id_of(transport.receive().await), "2");
+            assert_eq!(transport.pending.count(), 2);
+            transport.send(answer(1)).await.unwrap();
+            transport.send(answer(2)).await.unwrap();
+            assert_eq!(transport.pending.count(), 0);
+            drop(transport);
+            let written = lines(written).await;
+            assert_eq!(written.len(), 3, "{written:?}");
+            assert_eq!(written[1]["id"], 1);
+            assert_eq!(written[1]["error"]["code"], INVALID_REQUEST);
+            assert_eq!(written[2]["id"], 2);
+            assert!(written[2].get("result").is_some(), "{}", written[2]);
+        });
+    }
 }
