@@ -22,6 +22,7 @@ pub mod json;
 mod opened;
 mod runtime;
 mod session;
+mod trust;
 mod workspace;
 
 /// Types generated from `wit/`: the WIT is the API reference.

@@ -54,6 +54,12 @@ struct Args {
     #[arg(long, global = true)]
     allow_metis_link: bool,
 
+    /// Use the workspace's .metis even if another user owns it, or it sits in a
+    /// directory every user can write (refused by default, as git refuses a repository
+    /// another user owns: they could put entries into the agent's prompt)
+    #[arg(long, global = true)]
+    trust_foreign_metis: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -360,6 +366,9 @@ fn main() -> ExitCode {
     let mut workspace = Workspace::open(root);
     if args.allow_metis_link {
         workspace = workspace.follow_metis_link();
+    }
+    if args.trust_foreign_metis {
+        workspace = workspace.trust_foreign_metis();
     }
     if let Command::Mcp { no_scan, audit } = args.command {
         return cli::mcp::serve(workspace, scan_policy(no_scan), audit);

@@ -22,6 +22,7 @@ pub struct Workspace {
     limits: Limits,
     read_only: bool,
     follow_metis_link: bool,
+    trust_foreign_metis: bool,
     /// The instance reads run on, shared by clones (see [`KeptInstance`]).
     kept: Arc<KeptInstance>,
     #[cfg(feature = "fault-injection")]
@@ -46,6 +47,7 @@ impl Workspace {
             limits: Limits::default(),
             read_only: false,
             follow_metis_link: false,
+            trust_foreign_metis: false,
             kept: Arc::default(),
             #[cfg(feature = "fault-injection")]
             fault_hook: None,
@@ -67,8 +69,8 @@ impl Workspace {
     }
 
     /// The same workspace, with `.metis/` pre-opened read-only: reads work, every write
-    /// fails with an `io` error and changes nothing (for agents that may consult memory
-    /// but not edit it).
+    /// fails with a `read-only` error and changes nothing (for agents that may consult
+    /// memory but not edit it).
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
         self
@@ -80,6 +82,16 @@ impl Workspace {
     /// project's memory, or anywhere, and have the store read and write there.
     pub fn follow_metis_link(mut self) -> Self {
         self.follow_metis_link = true;
+        self
+    }
+
+    /// The same workspace, using a `.metis/` that another user owns, or that sits in a
+    /// directory every user can write (without the sticky bit). By default such a
+    /// `.metis/` is refused ([`Error::Workspace`]), as git refuses a repository another
+    /// user owns: whoever controls it could put entries into this agent's prompt and read
+    /// what it adds.
+    pub fn trust_foreign_metis(mut self) -> Self {
+        self.trust_foreign_metis = true;
         self
     }
 
@@ -437,6 +449,10 @@ impl Workspace {
                 let meta = file.metadata().map_err(|e| {
                     Error::Workspace(format!("cannot access {}: {e}", dir.display()))
                 })?;
+                if !self.trust_foreign_metis {
+                    crate::trust::check_owner(&dir, &meta)?;
+                    crate::trust::check_root(&self.root)?;
+                }
                 Ok(Some(OpenedDir {
                     path: crate::opened::descriptor_path(&file).unwrap_or(dir),
                     id: identity(&meta),
@@ -499,6 +515,9 @@ impl Workspace {
     fn create_metis_dir(&self) -> Result<bool, Error> {
         if self.existing_metis_dir()?.is_some() {
             return Ok(false);
+        }
+        if !self.trust_foreign_metis {
+            crate::trust::check_root(&self.root)?;
         }
         let dir = self.metis_dir();
         let mut builder = DirBuilder::new();

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from wasmtime.component import Variant
 
-from . import _runtime, _wit
+from . import _runtime, _trust, _wit
 from ._runtime import STORE, TOOLS, Exports
 from ._types import (
     AuditFinding,
@@ -77,10 +77,14 @@ class MemoryStore:
         limits: Limits = Limits(),
         follow_metis_link: bool = False,
         read_only: bool = False,
+        trust_foreign_metis: bool = False,
     ) -> None:
         self._workspace = Path(workspace_path).expanduser().resolve()
         self._limits = limits
         self._follow_metis_link = follow_metis_link
+        # A `.metis/` another user owns, or in a directory every user can write, is refused
+        # unless this is set (see `_trust`).
+        self._trust_foreign_metis = trust_foreign_metis
         self._read_only = read_only
         self._kept = _runtime.KeptInstance()
 
@@ -416,9 +420,15 @@ class MemoryStore:
             raise MetisWorkspaceError(f"cannot open {metis}: {e}") from e
         try:
             info = os.fstat(fd)
+            if not self._trust_foreign_metis:
+                _trust.check_owner(metis, fd)
+                _trust.check_root(self._workspace)
         except OSError as e:
             os.close(fd)
             raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
+        except MetisWorkspaceError:
+            os.close(fd)
+            raise
         exact = _runtime.descriptor_path(fd)
         return _runtime.OpenedDir(
             fd,
@@ -433,6 +443,8 @@ class MemoryStore:
         created it."""
         if self._existing_metis_dir() is not None:
             return False
+        if not self._trust_foreign_metis:
+            _trust.check_root(self._workspace)
         try:
             os.mkdir(self.metis_dir, 0o700)
         except FileExistsError:

@@ -1,0 +1,62 @@
+//! Whether a workspace's `.metis/` may be used: git's `safe.directory` reasoning.
+//!
+//! Memory goes into an agent's prompt and what the agent learns goes into memory, so a
+//! `.metis/` that another user controls is a way into this user's agent and out of it:
+//! one owned by someone else (a `/tmp/.metis` another user made, found by walking up from
+//! `/tmp/project`), or one inside a directory every user can write without the sticky
+//! bit (anyone may replace it). Such a `.metis/` is not used unless the person says they
+//! trust it. Group-writable directories are allowed: the group is the owner's choice.
+//! The Python and Node packages apply the same rule, with the same words.
+
+use std::fs::Metadata;
+use std::path::Path;
+
+use crate::Error;
+
+/// How each host says a person opts in, for the messages.
+const OPT_IN: &str =
+    "if you trust it, pass --trust-foreign-metis, or use Workspace::trust_foreign_metis";
+
+/// `.metis` (its metadata, from the opened directory) must be owned by this process's
+/// effective user.
+pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        if meta.uid() != euid {
+            return Err(Error::Workspace(format!(
+                "{} belongs to uid {}, not to this user (uid {euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ({OPT_IN})",
+                metis.display(),
+                meta.uid()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (metis, meta);
+    Ok(())
+}
+
+/// The workspace root must not be writable by every user, unless sticky (as `/tmp` is:
+/// then only its owner may rename or remove `.metis`).
+pub(crate) fn check_root(root: &Path) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(root) else {
+            // A root that cannot be read fails the call on its own, with its reason.
+            return Ok(());
+        };
+        let mode = meta.mode();
+        if mode & 0o002 != 0 && mode & 0o1000 == 0 {
+            return Err(Error::Workspace(format!(
+                "{} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ({OPT_IN})",
+                root.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = root;
+    Ok(())
+}
