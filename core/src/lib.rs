@@ -16,6 +16,7 @@ mod edit;
 mod error;
 mod file;
 pub mod lock;
+pub mod merge;
 mod prompt;
 pub mod scan;
 pub mod session;

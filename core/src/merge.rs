@@ -1,0 +1,369 @@
+//! Three-way merge of a memory file by entry, for git's merge driver (`metis-memory
+//! merge`): memory is committed, and two sessions that each add an entry on their own
+//! branch should not leave a person resolving markers in a file the agent depends on.
+//!
+//! The texts are compared line by line (a line is an entry, or a blank line or heading
+//! between entries), as diff3 does: stretches where both sides kept the base are stable,
+//! and each stretch between them is merged on its own. In a stretch, a side's change is
+//! what it deleted from the base and what it inserted:
+//!
+//! - one side unchanged: the other side's text;
+//! - both sides the same: that text;
+//! - otherwise, if no base line was deleted by both sides while a side inserted
+//!   something (two different edits of the same entry, or an edit against a removal),
+//!   ours, without the base lines theirs deleted, then what theirs inserted that ours
+//!   did not: entries added on either side are kept once, an entry removed on one side
+//!   and untouched on the other is removed;
+//! - else a conflict, marked as git marks one.
+//!
+//! Line endings follow ours (CRLF when ours uses it); every line ends with one.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+/// The most lines a side may have: the comparison is quadratic, and a memory file is a
+/// few hundred lines at most (its hard cap is 4 KiB). Longer texts are left to git.
+pub const MAX_LINES: usize = 4096;
+
+/// What a merge made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged {
+    /// The merged text, with conflict markers where `conflicts` > 0.
+    pub text: String,
+    /// How many stretches conflict.
+    pub conflicts: usize,
+}
+
+/// How conflicts are marked: git's `%L` (marker size) and the sides' names.
+#[derive(Clone, Copy, Debug)]
+pub struct Markers<'a> {
+    pub size: usize,
+    pub ours: &'a str,
+    pub theirs: &'a str,
+}
+
+impl Default for Markers<'_> {
+    fn default() -> Self {
+        Markers {
+            size: 7,
+            ours: "ours",
+            theirs: "theirs",
+        }
+    }
+}
+
+/// Merges `ours` and `theirs`, both made from `base`; `None` when a side has more than
+/// [`MAX_LINES`] lines.
+pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Option<Merged> {
+    let ending = if ours.contains("\r\n") { "\r\n" } else { "\n" };
+    let (base, ours, theirs) = (lines(base), lines(ours), lines(theirs));
+    if [&base, &ours, &theirs].iter().any(|l| l.len() > MAX_LINES) {
+        return None;
+    }
+    let sides = Sides {
+        in_ours: matches(&base, &ours),
+        in_theirs: matches(&base, &theirs),
+        base,
+        ours,
+        theirs,
+    };
+    let stretches = sides.stretches();
+    // What ours inserted anywhere: an entry both sides added, wherever each put it, is
+    // kept once.
+    let mut inserted_by_ours: Vec<&str> = stretches
+        .iter()
+        .flat_map(|s| sides.inserted(Side::Ours, s))
+        .collect();
+    let mut merged = Merged {
+        text: String::new(),
+        conflicts: 0,
+    };
+    let push = |text: &mut String, line: &str| {
+        text.push_str(line);
+        text.push_str(ending);
+    };
+    for stretch in &stretches {
+        let (b, o, t) = (
+            &sides.base[stretch.base.clone()],
+            &sides.ours[stretch.ours.clone()],
+            &sides.theirs[stretch.theirs.clone()],
+        );
+        // Takes a line theirs inserted out of what ours inserted: whether it was there.
+        let mut owed_by_ours = |line: &str| match inserted_by_ours.iter().position(|l| *l == line) {
+            Some(at) => {
+                inserted_by_ours.remove(at);
+                true
+            }
+            None => false,
+        };
+        if o == t {
+            t.iter().for_each(|l| push(&mut merged.text, l));
+            for line in sides.inserted(Side::Theirs, stretch) {
+                owed_by_ours(line);
+            }
+        } else if o == b {
+            let inserted = sides.inserted(Side::Theirs, stretch);
+            for line in t {
+                if !(inserted.contains(line) && owed_by_ours(line)) {
+                    push(&mut merged.text, line);
+                }
+            }
+        } else if t == b {
+            o.iter().for_each(|l| push(&mut merged.text, l));
+        } else if sides.deleted_by_both(stretch)
+            && (!sides.inserted(Side::Ours, stretch).is_empty()
+                || !sides.inserted(Side::Theirs, stretch).is_empty())
+        {
+            merged.conflicts += 1;
+            let marker = |c: char, name: &str| {
+                let mut line: String = core::iter::repeat_n(c, markers.size).collect();
+                if !name.is_empty() {
+                    line.push(' ');
+                    line.push_str(name);
+                }
+                line
+            };
+            push(&mut merged.text, &marker('<', markers.ours));
+            o.iter().for_each(|l| push(&mut merged.text, l));
+            push(&mut merged.text, &marker('=', ""));
+            t.iter().for_each(|l| push(&mut merged.text, l));
+            push(&mut merged.text, &marker('>', markers.theirs));
+        } else {
+            // Ours, without the base lines theirs deleted; then what theirs inserted,
+            // unless ours inserted it too.
+            for (k, line) in o.iter().enumerate() {
+                if !sides.theirs_deleted(stretch, stretch.ours.start + k) {
+                    push(&mut merged.text, line);
+                }
+            }
+            for line in sides.inserted(Side::Theirs, stretch) {
+                if !owed_by_ours(line) {
+                    push(&mut merged.text, line);
+                }
+            }
+        }
+    }
+    Some(merged)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Ours,
+    Theirs,
+}
+
+/// A stretch of each text, merged on its own.
+struct Stretch {
+    base: Range<usize>,
+    ours: Range<usize>,
+    theirs: Range<usize>,
+}
+
+/// The three texts' lines, and where each base line is in each side.
+struct Sides<'a> {
+    base: Vec<&'a str>,
+    ours: Vec<&'a str>,
+    theirs: Vec<&'a str>,
+    in_ours: Vec<Option<usize>>,
+    in_theirs: Vec<Option<usize>>,
+}
+
+impl<'a> Sides<'a> {
+    /// The stretches between the base lines both sides kept, and those lines, in order.
+    fn stretches(&self) -> Vec<Stretch> {
+        let mut found = Vec::new();
+        let (mut b, mut o, mut t) = (0, 0, 0);
+        loop {
+            let stable = (b..self.base.len())
+                .find(|&i| self.in_ours[i].is_some() && self.in_theirs[i].is_some());
+            let Some(i) = stable else {
+                found.push(Stretch {
+                    base: b..self.base.len(),
+                    ours: o..self.ours.len(),
+                    theirs: t..self.theirs.len(),
+                });
+                return found;
+            };
+            let (oi, ti) = (self.in_ours[i].unwrap(), self.in_theirs[i].unwrap());
+            found.push(Stretch {
+                base: b..i,
+                ours: o..oi,
+                theirs: t..ti,
+            });
+            found.push(Stretch {
+                base: i..i + 1,
+                ours: oi..oi + 1,
+                theirs: ti..ti + 1,
+            });
+            (b, o, t) = (i + 1, oi + 1, ti + 1);
+        }
+    }
+
+    fn matched(&self, side: Side) -> &[Option<usize>] {
+        match side {
+            Side::Ours => &self.in_ours,
+            Side::Theirs => &self.in_theirs,
+        }
+    }
+
+    /// The lines `side` has in `stretch` that are not base lines.
+    fn inserted(&self, side: Side, stretch: &Stretch) -> Vec<&'a str> {
+        let (lines, range) = match side {
+            Side::Ours => (&self.ours, &stretch.ours),
+            Side::Theirs => (&self.theirs, &stretch.theirs),
+        };
+        let matched = &self.matched(side)[stretch.base.clone()];
+        range
+            .clone()
+            .filter(|j| !matched.contains(&Some(*j)))
+            .map(|j| lines[j])
+            .collect()
+    }
+
+    /// Whether a base line of `stretch` was deleted by both sides.
+    fn deleted_by_both(&self, stretch: &Stretch) -> bool {
+        stretch
+            .base
+            .clone()
+            .any(|i| self.in_ours[i].is_none() && self.in_theirs[i].is_none())
+    }
+
+    /// Whether ours' line `j` is a base line that theirs deleted.
+    fn theirs_deleted(&self, stretch: &Stretch, j: usize) -> bool {
+        stretch
+            .base
+            .clone()
+            .any(|i| self.in_ours[i] == Some(j) && self.in_theirs[i].is_none())
+    }
+}
+
+/// A text's lines, without their endings (`\n` or `\r\n`).
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n')
+        .map(|l| {
+            let l = l.strip_suffix('\n').unwrap_or(l);
+            l.strip_suffix('\r').unwrap_or(l)
+        })
+        .collect()
+}
+
+/// For each line of `base`, the line of `side` it is matched to by a longest common
+/// subsequence.
+fn matches(base: &[&str], side: &[&str]) -> Vec<Option<usize>> {
+    let (n, m) = (base.len(), side.len());
+    // lcs[i][j]: the longest common subsequence of base[i..] and side[j..].
+    let mut lcs = alloc::vec![0u16; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[at(i, j)] = if base[i] == side[j] {
+                lcs[at(i + 1, j + 1)] + 1
+            } else {
+                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
+            };
+        }
+    }
+    let mut found = alloc::vec![None; n];
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if base[i] == side[j] {
+            found[i] = Some(j);
+            i += 1;
+            j += 1;
+        } else if lcs[at(i + 1, j)] >= lcs[at(i, j + 1)] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merged(base: &str, ours: &str, theirs: &str) -> (String, usize) {
+        let m = merge(base, ours, theirs, Markers::default()).unwrap();
+        (m.text, m.conflicts)
+    }
+
+    #[test]
+    fn entries_added_on_both_sides_are_all_kept_once() {
+        let base = "- a\n- b\n";
+        assert_eq!(
+            merged(base, "- a\n- b\n- x\n", "- a\n- b\n- y\n"),
+            ("- a\n- b\n- x\n- y\n".into(), 0)
+        );
+        assert_eq!(
+            merged(base, "- a\n- b\n- x\n", "- a\n- b\n- x\n"),
+            ("- a\n- b\n- x\n".into(), 0)
+        );
+        // The same entry added in two places is kept once, where ours put it.
+        assert_eq!(
+            merged(base, "- x\n- a\n- b\n", "- a\n- b\n- x\n"),
+            ("- x\n- a\n- b\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn an_entry_removed_on_one_side_and_untouched_on_the_other_is_removed() {
+        let base = "- a\n- b\n- c\n";
+        assert_eq!(merged(base, "- a\n- c\n", base), ("- a\n- c\n".into(), 0));
+        assert_eq!(merged(base, base, "- a\n- c\n"), ("- a\n- c\n".into(), 0));
+        // Removed on one side while the other adds elsewhere.
+        assert_eq!(
+            merged(base, "- a\n- c\n", "- a\n- b\n- c\n- d\n"),
+            ("- a\n- c\n- d\n".into(), 0)
+        );
+        // Each side removes a different one.
+        assert_eq!(
+            merged(base, "- b\n- c\n", "- a\n- b\n"),
+            ("- b\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn an_entry_changed_differently_on_both_sides_is_a_conflict_with_markers() {
+        let (text, conflicts) = merged("- a\n- b\n", "- a\n- b, ours\n", "- a\n- b, theirs\n");
+        assert_eq!(conflicts, 1);
+        assert_eq!(
+            text,
+            "- a\n<<<<<<< ours\n- b, ours\n=======\n- b, theirs\n>>>>>>> theirs\n"
+        );
+        // Changed on one side, removed on the other.
+        let (_, conflicts) = merged("- a\n- b\n", "- a\n- b, ours\n", "- a\n");
+        assert_eq!(conflicts, 1);
+        // Changed on one side only: that change.
+        assert_eq!(
+            merged("- a\n- b\n", "- a\n- b2\n", "- a\n- b\n- c\n"),
+            ("- a\n- b2\n- c\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn line_endings_follow_ours_and_every_line_ends() {
+        assert_eq!(
+            merged("- a\r\n", "- a\r\n- x\r\n", "- a\n- y"),
+            ("- a\r\n- x\r\n- y\r\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn markers_take_gits_size_and_names() {
+        let m = Markers {
+            size: 3,
+            ours: "HEAD",
+            theirs: "feature",
+        };
+        let out = merge("x\n", "y\n", "z\n", m).unwrap();
+        assert_eq!(out.text, "<<< HEAD\ny\n===\nz\n>>> feature\n");
+    }
+
+    #[test]
+    fn texts_longer_than_the_bound_are_left_to_git() {
+        let long: String = (0..=MAX_LINES).map(|i| alloc::format!("- {i}\n")).collect();
+        assert!(merge("", &long, "", Markers::default()).is_none());
+    }
+}
