@@ -111,6 +111,13 @@ export interface OpenOptions {
   /** Use `.metis` even when it is a symbolic link (refused by default: a cloned
    * repository could point it at another project's memory, or anywhere). */
   followMetisLink?: boolean;
+  /** Use `.metis` even when another user owns it, or when the workspace root can be
+   * written by every user and has no sticky bit. Refused by default (a
+   * {@link WorkspaceError} saying why, and nothing created or written), as git refuses a
+   * repository another user owns: another user's `.metis` could put entries into this
+   * agent's prompt and read what it adds, and in such a root any user could replace
+   * `.metis`. Group-writable roots, and sticky ones like /tmp, are used. */
+  trustForeignMetis?: boolean;
   /** Pre-open `.metis/` read-only for every call (for agents that may consult memory but
    * not edit it): reads work; every write fails with an `io` {@link StoreError} (a
    * {@link ToolError} from a tool call) whose text says why, and changes nothing; no
@@ -351,5 +358,9 @@ export class TrapError extends MemoryError {
   readonly written: boolean | null;
 }
 
-/** `.metis` is not usable: not a directory, a refused symbolic link, not creatable. */
-export class WorkspaceError extends MemoryError {}
+/** `.metis` is not usable: not a directory, a refused symbolic link, not creatable, or
+ * not to be trusted ({@link OpenOptions.trustForeignMetis}). Nothing was changed. */
+export class WorkspaceError extends MemoryError {
+  /** As the CLI's JSON names this kind of failure. */
+  readonly kind: "workspace";
+}

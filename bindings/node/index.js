@@ -1,10 +1,11 @@
 // metis-memory for Node: the memory component (`metis:memory@0.3.0`), transpiled by jco,
 // run on @bytecodealliance/preview2-shim in a sandbox that pre-opens only the workspace's
-// `.metis/`. Writes get a fresh instance each; reads share one kept as the Rust host keeps
-// it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls. Reads,
-// and every call of a `readOnly` workspace, see `.metis/` through a read-only pre-open
-// (read-only.js). A session (session.js) keeps what the component decides a conversation
-// has seen between calls.
+// `.metis/`: the directory opened and checked, not its path (preopen.js), and only one this
+// user may trust. Writes get a fresh instance each; reads share one kept as the Rust host
+// keeps it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls.
+// Reads, and every call of a `readOnly` workspace, see `.metis/` through a read-only
+// pre-open (read-only.js). A session (session.js) keeps what the component decides a
+// conversation has seen between calls.
 
 import fs from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -14,8 +15,7 @@ import { fileURLToPath } from "node:url";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
 import { fuelSpent, meterCoreModule, setFuel } from "./meter.js";
-import { readOnlyFilesystem } from "./read-only.js";
-import { checkedFilesystem } from "./os-errors.js";
+import { directoryId, metisDistrust, openDirectory, rootDistrust, sandboxFilesystem } from "./preopen.js";
 import { Session } from "./session.js";
 
 /** This package's version: the release's, stamped from the WIT package's
@@ -123,9 +123,14 @@ export class TrapError extends MemoryError {
   }
 }
 
-/** `.metis` could not be used: not a directory, a refused symbolic link, or not
- * creatable. */
-export class WorkspaceError extends MemoryError {}
+/** `.metis` could not be used: not a directory, a refused symbolic link, not creatable,
+ * or not to be trusted (another user's, or in a directory every user can write). */
+export class WorkspaceError extends MemoryError {
+  /** "workspace", as the CLI's JSON names this kind of failure. */
+  get kind() {
+    return "workspace";
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // The component: compiled once per process (and memory limit), instantiated per write and
@@ -375,14 +380,17 @@ class Workspace {
   #root;
   #followMetisLink;
   #readOnly;
+  #trustForeignMetis;
   #limits;
-  /** The instance reads run on between calls, with the `.metis/` it sees (`metis`). */
+  /** The instance reads run on between calls, with the `.metis/` it sees (`metis`, its
+   * directoryId) and holds open (`opened`, an OpenedDir; undefined for none). */
   #kept;
 
   constructor(root, options = {}) {
     this.#root = path.resolve(text(root, "workspace path"));
     this.#followMetisLink = options.followMetisLink === true;
     this.#readOnly = options.readOnly === true;
+    this.#trustForeignMetis = options.trustForeignMetis === true;
     this.#limits = limitsOption(options.limits);
   }
 
@@ -560,19 +568,35 @@ class Workspace {
   /** Runs the read `f` on the kept instance if it was made for the `.metis/` there now
    * (the same directory, or none), else on one made now; it is kept for the next read
    * unless the call failed other than by the store's refusal (a trapped instance must not
-   * be entered again) or its memory grew past KEPT_MEMORY_BYTES. */
+   * be entered again) or its memory grew past KEPT_MEMORY_BYTES. The kept instance holds
+   * the directory it was made for open, so a `.metis` swapped after the check below is
+   * not what it reads. */
   #read(modules, f) {
     const metis = directoryId(this.#existingMetisDir());
-    let kept = this.#kept?.metis === metis ? this.#kept : undefined;
     // Taken for this call, and put back only if it is still fit to use.
+    let kept = this.#kept;
     this.#kept = undefined;
+    if (kept && kept.metis !== metis) {
+      drop(kept);
+      kept = undefined;
+    }
     try {
-      kept ??= { metis, ...this.#instantiate(modules, metis !== undefined, ownerToken(), true) };
+      if (kept?.opened) this.#checkTrust(kept.opened);
+      if (!kept) {
+        const opened = metis === undefined ? undefined : this.#openMetisDir();
+        try {
+          kept = { metis: opened?.id, opened, ...this.#instantiate(modules, opened, ownerToken(), true) };
+        } catch (e) {
+          opened?.close();
+          throw e;
+        }
+      }
       const value = this.#call(kept, f);
       this.#keep(kept);
       return value;
     } catch (e) {
-      if (e instanceof StoreError) this.#keep(kept);
+      if (kept && e instanceof StoreError) this.#keep(kept);
+      else if (kept) drop(kept);
       throw e;
     }
   }
@@ -580,6 +604,7 @@ class Workspace {
   /** Puts `kept` back for the next read, unless it grew past KEPT_MEMORY_BYTES. */
   #keep(kept) {
     if (kept.guest.exports.memory.buffer.byteLength <= KEPT_MEMORY_BYTES) this.#kept = kept;
+    else drop(kept);
   }
 
   /** Runs the write `f` on a fresh instance with an owner token of its own, so that after
@@ -591,24 +616,40 @@ class Workspace {
     // again in the new one.
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= VANISHED_RETRIES;
-      const { present, created } = this.#prepare();
-      const metis = present ? directoryId(this.#existingMetisDir()) : undefined;
-      const owner = ownerToken();
+      const created = this.#prepare();
+      // Pre-opened as opened here, never through a link swapped in after the check.
+      let opened;
       try {
-        return this.#call(this.#instantiate(modules, present, owner, this.#readOnly), f);
+        opened = this.#openMetisDir();
       } catch (e) {
-        if (e instanceof TrapError && !this.#readOnly && present) this.#recoverAfterTrap(modules, owner, e);
-        if (created) {
-          try {
-            fs.rmdirSync(this.metisDir);
-          } catch {
-            // Not empty (another writer's file is there) or already gone: leave it.
-          }
-        }
-        // A call that created `.metis/` removed it itself just now.
-        if (!(e instanceof TrapError) && !created && !last && present && !this.#readOnly && this.#vanished(metis)) continue;
+        if (created) this.#removeCreated();
         throw e;
       }
+      if (!opened && !this.#readOnly) {
+        if (!last) continue;
+        throw new WorkspaceError(`${this.metisDir} was removed as the call began; nothing was written`);
+      }
+      const owner = ownerToken();
+      try {
+        return this.#call(this.#instantiate(modules, opened, owner, this.#readOnly), f);
+      } catch (e) {
+        if (e instanceof TrapError && !this.#readOnly && opened) this.#recoverAfterTrap(modules, opened, owner, e);
+        if (created) this.#removeCreated();
+        // A call that created `.metis/` removed it itself just now.
+        if (!(e instanceof TrapError) && !created && !last && opened && !this.#readOnly && this.#vanished(opened.id)) continue;
+        throw e;
+      } finally {
+        opened?.close();
+      }
+    }
+  }
+
+  /** Removes the `.metis/` this call created, if it is still empty. */
+  #removeCreated() {
+    try {
+      fs.rmdirSync(this.metisDir);
+    } catch {
+      // Not empty (another writer's file is there) or already gone: leave it.
     }
   }
 
@@ -621,16 +662,18 @@ class Workspace {
     }
   }
 
-  /** A new instance that sees `.metis/` if it is `present` (through a read-only pre-open
-   * if `readOnly`), and no environment but `owner`. Its guest core instance (`guest`)
-   * holds the fuel and the memory. */
-  #instantiate(modules, present, owner, readOnly) {
+  /** A new instance that sees the `.metis/` `opened` (none if undefined; through a
+   * read-only pre-open if `readOnly`), and no environment but `owner`. Its guest core
+   * instance (`guest`) holds the fuel and the memory. `opened` must stay open for as long
+   * as the instance is used. */
+  #instantiate(modules, opened, owner, readOnly) {
     let guest;
     try {
+      const { filesystem, preopen } = sandboxFilesystem(opened, readOnly);
       const shim = new WASIShim({
-        filesystem: readOnly ? readOnlyFilesystem : checkedFilesystem,
+        filesystem,
         sandbox: {
-          preopens: present ? { [GUEST_METIS_DIR]: this.metisDir } : {},
+          preopens: preopen === undefined ? {} : { [GUEST_METIS_DIR]: preopen },
           // The component refuses every write of a read-only workspace itself, with
           // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
           env: { [OWNER_ENV]: owner, ...(readOnly ? { [READ_ONLY_ENV]: "1" } : {}) },
@@ -669,9 +712,9 @@ class Workspace {
    * which `trap.written` then tells the caller. Run under the default fuel: the caller's
    * limit may be what the trapped call ran out of. If even this traps, the lock is left
    * to expire (a lease, as after a crash) and what landed is not known. */
-  #recoverAfterTrap(modules, owner, trap) {
+  #recoverAfterTrap(modules, opened, owner, trap) {
     try {
-      const instance = this.#instantiate(modules, true, owner, false);
+      const instance = this.#instantiate(modules, opened, owner, false);
       setFuel(instance.guest, DEFAULT_LIMITS.fuel);
       const landing = instance.root.store.recoverAfterTrap();
       trap.written = landing === "untraced" ? null : landing === "written";
@@ -680,15 +723,16 @@ class Workspace {
     }
   }
 
-  /** Whether `.metis/` is there for a write to pre-open, and whether this call created it:
-   * only a write to a workspace that is not read-only creates it. */
+  /** Makes sure `.metis/` is there for a write to pre-open; whether this call created it:
+   * only a write to a workspace that is not read-only creates it, and not in a root this
+   * user may not trust. */
   #prepare() {
-    if (this.#existingMetisDir()) return { present: true, created: false };
-    if (this.#readOnly) return { present: false, created: false };
+    if (this.#existingMetisDir() || this.#readOnly) return false;
+    this.#checkRoot();
     try {
       fs.mkdirSync(this.metisDir, { mode: 0o700 });
     } catch (e) {
-      if (e.code === "EEXIST") return { present: this.#existingMetisDir() !== undefined, created: false };
+      if (e.code === "EEXIST") return false;
       throw new WorkspaceError(`cannot create ${this.metisDir}: ${e.message}`, { cause: e });
     }
     // The new entry in the workspace directory is made durable before anything is written
@@ -697,7 +741,7 @@ class Workspace {
     try {
       fd = fs.openSync(this.root, "r");
       fs.fsyncSync(fd);
-      return { present: true, created: true };
+      return true;
     } catch (e) {
       try {
         fs.rmdirSync(this.metisDir);
@@ -706,6 +750,62 @@ class Workspace {
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
+  }
+
+  /** `.metis/` opened (an OpenedDir, which the caller closes) and checked, or undefined
+   * when there is none: never through a symbolic link this workspace was not told to
+   * follow, and only a directory this user may trust. */
+  #openMetisDir() {
+    const dir = this.metisDir;
+    let opened;
+    try {
+      opened = openDirectory(dir, this.#followMetisLink);
+    } catch (e) {
+      // None at that moment (what a read finds then is no memory; a write creates it
+      // again); else say why as #existingMetisDir does (a link refused, not a directory),
+      // and a directory again by now means it was swapped meanwhile.
+      if (e.code === "ENOENT" || this.#existingMetisDir() === undefined) return undefined;
+      if (e.code === "ELOOP" || e.code === "ENOTDIR") {
+        throw new WorkspaceError(
+          `${dir} changed as it was opened (it was a symbolic link or not a directory a moment ago: ${e.message}), so it is refused`,
+          { cause: e },
+        );
+      }
+      throw new WorkspaceError(`cannot open ${dir}: ${e.message}`, { cause: e });
+    }
+    try {
+      this.#checkTrust(opened);
+    } catch (e) {
+      opened.close();
+      throw e;
+    }
+    return opened;
+  }
+
+  /** Refuses `opened` (this workspace's `.metis/`) if another user owns it, or if it is in
+   * a root every user can write and it has no sticky bit; unless `trustForeignMetis`. */
+  #checkTrust(opened) {
+    if (this.#trustForeignMetis) return;
+    let distrust;
+    try {
+      distrust = metisDistrust(opened, this.#root, this.metisDir);
+    } catch (e) {
+      throw new WorkspaceError(`cannot check ${this.metisDir}: ${e.message}`, { cause: e });
+    }
+    if (distrust) throw new WorkspaceError(distrust);
+  }
+
+  /** Refuses to create `.metis/` in a root every user can write that has no sticky bit;
+   * unless `trustForeignMetis`. */
+  #checkRoot() {
+    if (this.#trustForeignMetis) return;
+    let distrust;
+    try {
+      distrust = rootDistrust(this.#root);
+    } catch (e) {
+      throw new WorkspaceError(`cannot check ${this.#root}: ${e.message}`, { cause: e });
+    }
+    if (distrust) throw new WorkspaceError(distrust);
   }
 
   /** `.metis/`'s stat if it exists, else undefined; an error if something other than a
@@ -737,10 +837,9 @@ class Workspace {
   }
 }
 
-/** Which directory `stat` is (device and inode; undefined for none): a kept instance is
- * only used on the `.metis/` it was made for. */
-function directoryId(stat) {
-  return stat && `${stat.dev}:${stat.ino}`;
+/** Closes the `.metis/` a dropped kept instance held open. */
+function drop(kept) {
+  kept.opened?.close();
 }
 
 /** A call's owner token: its lock and temporary file are named after it. */
@@ -757,7 +856,8 @@ function failure(e, guest) {
 }
 
 /** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched
- * until a call is made. Options: `followMetisLink`, `readOnly`, `limits`. */
+ * until a call is made. Options: `followMetisLink`, `readOnly`, `trustForeignMetis`,
+ * `limits`. */
 export function openWorkspace(root, options) {
   return new Workspace(root, options);
 }

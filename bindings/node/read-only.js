@@ -1,12 +1,13 @@
 // A read-only pre-open for preview2-shim, which has none: what wasmtime's
-// `FsPerms::ReadOnly` is to the Rust host. Each descriptor wraps one of the shim's and
-// passes every call through, except those that would change something on disk, which it
-// answers with the WASI error `read-only` without reaching the shim. The component
-// decides what a refused write means (an `io` store error naming what it could not do
-// and why); this file only refuses.
+// `FsPerms::ReadOnly` is to the Rust host. Each descriptor wraps one of the shim's (or of
+// pinned-filesystem.js's) and passes every call through, except those that would change
+// something on disk, which it answers with the WASI error `read-only` without reaching
+// the descriptor it wraps. The component decides what a refused write means (an `io`
+// store error naming what it could not do and why); this file only refuses.
 //
-// Given to `WASIShim` as an application-provided filesystem (`createPreopens`); the
-// component checks every descriptor it is handed against `types.Descriptor`, this class.
+// Given to `WASIShim` as an application-provided filesystem (`createPreopens`), around
+// the shim's own or pinned-filesystem.js's (`readOnly`); the component checks every
+// descriptor it is handed against `types.Descriptor`, this class.
 
 import { filesystem } from "@bytecodealliance/preview2-shim";
 
@@ -118,15 +119,24 @@ export class ReadOnlyDescriptor {
   }
 }
 
-/** The filesystem a read-only instance is given (`new WASIShim({ filesystem, sandbox })`):
- * the shim's own, its pre-opens wrapped. */
-export const readOnlyFilesystem = Object.freeze({
-  types: Object.freeze({ ...shim, Descriptor: ReadOnlyDescriptor }),
-  createPreopens(preopens) {
-    const entries = filesystem
-      .createFilesystem({ preopens })
-      .preopens.getDirectories()
-      .map(([descriptor, guestPath]) => [new ReadOnlyDescriptor(descriptor), guestPath]);
-    return { getDirectories: () => [...entries] };
-  },
+/** `base` (a filesystem for `WASIShim`: `types` and `createPreopens`) with each of its
+ * pre-opens wrapped read-only. */
+export function readOnly(base) {
+  return Object.freeze({
+    types: Object.freeze({ ...base.types, Descriptor: ReadOnlyDescriptor }),
+    createPreopens(preopens) {
+      const entries = base
+        .createPreopens(preopens)
+        .getDirectories()
+        .map(([descriptor, guestPath]) => [new ReadOnlyDescriptor(descriptor), guestPath]);
+      return { getDirectories: () => [...entries] };
+    },
+  });
+}
+
+/** The filesystem a read-only instance is given where `.metis/` is pre-opened by path
+ * (preopen.js): the shim's own, its pre-opens wrapped. */
+export const readOnlyFilesystem = readOnly({
+  types: shim,
+  createPreopens: (preopens) => filesystem.createFilesystem({ preopens }).preopens,
 });

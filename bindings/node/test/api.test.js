@@ -56,7 +56,7 @@ test("the package under test is the tarball installed by scripts/test-node", () 
   // The published files, and nothing else of the source tree.
   const pkg = path.join(fs.realpathSync(install), "node_modules", "metis-memory");
   assert.ok(fs.existsSync(path.join(pkg, "index.d.ts")));
-  for (const module of ["session.js", "read-only.js", "os-errors.js", "meter.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
+  for (const module of ["session.js", "read-only.js", "os-errors.js", "meter.js", "preopen.js", "pinned-filesystem.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
   assert.ok(fs.existsSync(path.join(pkg, "gen", "metis_memory.core.wasm")));
   assert.ok(!fs.existsSync(path.join(pkg, "test")));
   assert.ok(!fs.existsSync(path.join(pkg, "node_modules")));
@@ -364,13 +364,19 @@ test("a read-only workspace creates no .metis/: a write there fails as the Rust 
   assert.deepEqual(entries(root), []);
 });
 
-test("the read-only pre-open wraps every method of the shim's descriptor", async () => {
+test("the read-only pre-open wraps every method of the shim's descriptor, and of the pinned one", async () => {
   const pkg = path.join(fs.realpathSync(process.env.METIS_NODE_INSTALL_DIR), "node_modules", "metis-memory");
   const { ReadOnlyDescriptor } = await import(pathToFileURL(path.join(pkg, "read-only.js")).href);
+  const { pinnedFilesystem } = await import(pathToFileURL(path.join(pkg, "pinned-filesystem.js")).href);
   const { filesystem } = await import("@bytecodealliance/preview2-shim");
   const methods = (proto) => Object.getOwnPropertyNames(proto).filter((n) => n !== "constructor" && typeof proto[n] === "function");
-  const missing = methods(filesystem.types.Descriptor.prototype).filter((n) => !methods(ReadOnlyDescriptor.prototype).includes(n));
-  assert.deepEqual(missing, []);
+  for (const Descriptor of [filesystem.types.Descriptor, pinnedFilesystem.types.Descriptor]) {
+    const missing = methods(Descriptor.prototype).filter((n) => !methods(ReadOnlyDescriptor.prototype).includes(n));
+    assert.deepEqual(missing, []);
+  }
+  // The pinned descriptor answers every method the shim's does.
+  const unanswered = methods(filesystem.types.Descriptor.prototype).filter((n) => !methods(pinnedFilesystem.types.Descriptor.prototype).includes(n));
+  assert.deepEqual(unanswered, []);
 });
 
 test("creating .metis/ syncs the workspace directory (strace -y names each fsync's directory)", async (t) => {

@@ -1,18 +1,25 @@
-// Wraps the methods of preview2-shim's filesystem resources (the same module instance the
-// installed package runs on), to record each WASI filesystem call the guest makes and
-// what the shim answered, or to make one of them throw (a trap, as a host bug would).
+// Wraps the methods of the package's filesystem resources, to record each WASI filesystem
+// call the guest makes and what the filesystem answered, or to make one of them throw (a
+// trap, as a host bug would): preview2-shim's (the same module instance the installed
+// package runs on), which serve a `.metis/` pre-opened by path, and the installed
+// package's pinned-filesystem.js's, which serve one pre-opened as an open directory (on
+// Linux, preopen.js).
 
 import { filesystem } from "@bytecodealliance/preview2-shim";
+
+const pinned = (await import(new URL("./pinned-filesystem.js", import.meta.resolve("metis-memory")).href)).pinnedFilesystem.types;
 
 const prototypes = [
   filesystem.types.Descriptor.prototype,
   filesystem.types.DirectoryEntryStream.prototype,
+  pinned.Descriptor.prototype,
+  pinned.DirectoryEntryStream.prototype,
 ];
 
 function describe(arg) {
   if (typeof arg === "string") return JSON.stringify(arg);
   if (arg instanceof Uint8Array) return `<${arg.length} bytes>`;
-  if (arg instanceof filesystem.types.Descriptor) return "<descriptor>";
+  if (arg instanceof filesystem.types.Descriptor || arg instanceof pinned.Descriptor) return "<descriptor>";
   if (arg && typeof arg === "object") {
     const on = Object.entries(arg).filter(([, v]) => v === true).map(([k]) => k);
     return `{${on.join(",")}}`;

@@ -1,7 +1,8 @@
-// What preview2-shim does with each WASI filesystem call the guest makes: recorded by
-// wrapping the shim's resource methods around real writes (the full trace is printed
-// as test diagnostics), and the shim's answers about its pre-opened directory checked
-// directly.
+// What the package's WASI filesystem does with each call the guest makes: recorded by
+// wrapping the filesystem's resource methods around real writes (the full trace is
+// printed as test diagnostics; on Linux the calls are pinned-filesystem.js's, elsewhere
+// preview2-shim's own), and the shim's answers about a directory it pre-opens by path
+// checked directly.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +22,7 @@ function workspace(t) {
 
 const find = (calls, name, pred = () => true) => calls.filter((c) => c.name === name && pred(c));
 
-test("a write's WASI calls under preview2-shim: lock by link, exclusive create, rename, syncs", async (t) => {
+test("a write's WASI calls: lock by link, exclusive create, rename, syncs", async (t) => {
   const { metis, ws } = workspace(t);
   fs.mkdirSync(metis);
   fs.writeFileSync(path.join(metis, "MEMORY.md"), "- one\n");

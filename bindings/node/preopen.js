@@ -1,0 +1,164 @@
+// `.metis` opened once, as a directory descriptor, and pre-opened as exactly the
+// directory opened (issue 23, item 3); and whether this user may use it at all (item 2).
+//
+// preview2-shim pre-opens a path and resolves it again on every call, so a `.metis`
+// checked a moment ago may be a link to another directory by the time a call reaches it
+// (a process swapping the two in a loop had Node reads return another directory's
+// USER.md, and writes leave lock files there). So `.metis` is opened here, as the Rust and
+// Python hosts open it (host/src/opened.rs): O_RDONLY | O_DIRECTORY | O_NONBLOCK, and
+// O_NOFOLLOW unless the workspace follows a link on purpose (`followMetisLink`). What was
+// opened is checked on the descriptor (fstat: a directory, its device and inode), and the
+// instance is given that descriptor, through pinned-filesystem.js, which reaches every
+// name as `/proc/self/fd/N/name`: Linux takes `/proc/self/fd/N` to the open directory
+// itself, not to a path (`/proc/self` is the process; its descriptor table is the one
+// every Node thread shares). Pre-opening `/proc/self/fd/N` through the shim would not do:
+// the shim's `realpathSync` turns it back into the directory's current path on every
+// call, and the race is the same. The descriptor stays open for as long as the instance
+// that uses it lives: a write's for its call, the kept reading instance's until it is
+// dropped (index.js closes it then); one collected unclosed is closed by a finalizer.
+//
+// Where no path reaches an open directory (not Linux, or no /proc mounted, or one that
+// does not show this process's descriptors), the instance is given the path, through the
+// shim's own pre-open, as before: the checks still run on the opened descriptor, but a
+// link swapped in at `.metis` after them is what the calls made meanwhile reach (on Linux
+// a process warning says so, once). On Windows nothing is opened (Node cannot open a
+// directory there): the path is stat'ed.
+//
+// Before a workspace's `.metis/` is used for any read or write (and before a write creates
+// one), git's `safe.directory` reasoning: a `.metis` another user owns may hold entries
+// they wrote into this agent's prompt, and receives what the agent adds; a workspace root
+// every user can write (with no sticky bit) lets any of them replace `.metis` in it. So
+// `.metis` must belong to the effective uid, and the root must not be writable by others
+// unless sticky (group-writable is allowed), or the call fails, changing nothing, unless
+// the workspace trusts it (`trustForeignMetis`). Not on Windows, which has no uids or
+// mode bits to judge by.
+
+import fs from "node:fs";
+import { checkedFilesystem } from "./os-errors.js";
+import { pinnedFilesystem } from "./pinned-filesystem.js";
+import { readOnly, readOnlyFilesystem } from "./read-only.js";
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const WINDOWS = process.platform === "win32";
+const readOnlyPinned = readOnly(pinnedFilesystem);
+
+/** Closes the descriptor of an OpenedDir collected without being closed. */
+const closer = new FinalizationRegistry((fd) => {
+  try {
+    fs.closeSync(fd);
+  } catch {}
+});
+
+/** Which directory `stat` is (device and inode; undefined for none): a kept instance is
+ * only used on the `.metis/` it was made for. */
+export function directoryId(stat) {
+  return stat && `${stat.dev}:${stat.ino}`;
+}
+
+/** A path that reaches exactly the open directory `fd` (whose status is `stat`), if this
+ * system has one: `/proc/self/fd/N`, when a name looked up through it is looked up in
+ * that directory. On Linux without one, says so once (a process warning). */
+function descriptorPath(fd, stat) {
+  if (process.platform !== "linux") return undefined;
+  const reach = `/proc/self/fd/${fd}`;
+  try {
+    if (directoryId(fs.statSync(`${reach}/.`, { bigint: true })) === directoryId(stat)) return reach;
+  } catch {}
+  if (!warned) {
+    warned = true;
+    process.emitWarning(
+      "/proc/self/fd does not reach open directories here, so each workspace's .metis/ is pre-opened by its path: a .metis swapped for a symbolic link while a call runs may be followed",
+      { code: "METIS_MEMORY_PREOPEN_BY_PATH" },
+    );
+  }
+  return undefined;
+}
+
+let warned = false;
+
+/** A `.metis/` opened for the instances of one call, or of the kept reading instance. */
+export class OpenedDir {
+  #fd;
+  /** The path it was opened by. */
+  path;
+  /** Its device and inode (`directoryId`). */
+  id;
+  /** Whether the instance is given the open directory itself (pinned-filesystem.js), not
+   * the path. */
+  pinned;
+
+  constructor(fd, path, stat) {
+    this.#fd = fd;
+    this.path = path;
+    this.id = directoryId(stat);
+    this.pinned = fd >= 0 && descriptorPath(fd, stat) !== undefined;
+    if (fd >= 0) closer.register(this, fd, this);
+  }
+
+  /** The open descriptor; -1 once closed (or where none is opened: Windows). */
+  get fd() {
+    return this.#fd;
+  }
+
+  /** Its status now: fstat of the descriptor (stat of the path where none is open). */
+  stat() {
+    return this.#fd >= 0 ? fs.fstatSync(this.#fd) : fs.statSync(this.path);
+  }
+
+  close() {
+    if (this.#fd < 0) return;
+    closer.unregister(this);
+    const fd = this.#fd;
+    this.#fd = -1;
+    fs.closeSync(fd);
+  }
+}
+
+/** `dir` opened as a directory, never through a symbolic link unless `followLink`.
+ * Throws Node's error when it cannot be (ENOENT, ELOOP for a link, ENOTDIR, …). */
+export function openDirectory(dir, followLink) {
+  if (WINDOWS) return new OpenedDir(-1, dir, fs.statSync(dir, { bigint: true }));
+  const flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | (followLink ? 0 : O_NOFOLLOW);
+  const fd = fs.openSync(dir, flags);
+  try {
+    const stat = fs.fstatSync(fd, { bigint: true });
+    if (!stat.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, open '${dir}'`), { code: "ENOTDIR" });
+    return new OpenedDir(fd, dir, stat);
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+}
+
+/** What an instance that sees `opened` (or no `.metis/`) is given: its `filesystem`, and
+ * the value to pre-open `.metis` at (`preopen`; undefined for none). */
+export function sandboxFilesystem(opened, readOnlyAccess) {
+  if (opened?.pinned) {
+    return { filesystem: readOnlyAccess ? readOnlyPinned : pinnedFilesystem, preopen: opened };
+  }
+  return { filesystem: readOnlyAccess ? readOnlyFilesystem : checkedFilesystem, preopen: opened?.path };
+}
+
+const TRUST_HINT = "(if you trust it, pass { trustForeignMetis: true } to openWorkspace)";
+
+/** Why `root` must not hold a `.metis/` this user uses, or undefined when it may. */
+export function rootDistrust(root) {
+  if (WINDOWS) return undefined;
+  const mode = fs.statSync(root).mode;
+  if (mode & 0o002 && !(mode & 0o1000)) {
+    return `${root} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${TRUST_HINT}`;
+  }
+  return undefined;
+}
+
+/** Why `opened` (the `.metis/` at `metisDir` in `root`) must not be used by this user, or
+ * undefined when it may: another user's, or in a root every user can write. */
+export function metisDistrust(opened, root, metisDir) {
+  if (WINDOWS || typeof process.geteuid !== "function") return undefined;
+  const euid = process.geteuid();
+  const { uid } = opened.stat();
+  if (uid !== euid) {
+    return `${metisDir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${TRUST_HINT}`;
+  }
+  return rootDistrust(root);
+}
