@@ -67,13 +67,26 @@ fn token_between(name: &str, prefix: &str, suffix: &str) -> bool {
         .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether a lock taken at `taken_nanos` (wall clock) has expired at `now_nanos`. A lock
-/// dated more than a lease *ahead* of now has expired too: it was taken before the clock
-/// stepped back (an RTC behind at boot, an NTP step), and no lease lasts longer than a
-/// lease, whatever the clock did.
+/// Whether a lock dated `taken_nanos` has expired at `now_nanos`. Both are on one clock,
+/// the filesystem's: a lock's date (its modification time) against the date of a file
+/// the judge has itself just written on the same filesystem, never against the judge's
+/// own clock, which may be seconds off the file server's. A lock dated more than a lease
+/// *ahead* of now has expired too: it was taken before the clock stepped back (an RTC
+/// behind at boot, an NTP step), and no lease lasts longer than a lease, whatever the
+/// clock did.
 pub fn lease_expired(taken_nanos: u64, now_nanos: u64, lease_nanos: u64) -> bool {
     now_nanos > taken_nanos.saturating_add(lease_nanos)
         || taken_nanos > now_nanos.saturating_add(lease_nanos)
+}
+
+/// Whether a file dated `dated` (its modification time) has outlived `lease_nanos` when
+/// a file the judge has just written is dated `now` ([`lease_expired`]); never when either
+/// date is unknown (the filesystem keeps none): the judge then goes by watching instead
+/// ([`watched_too_long`]).
+pub fn stale_by_date(dated: Option<u64>, now: Option<u64>, lease_nanos: u64) -> bool {
+    dated
+        .zip(now)
+        .is_some_and(|(dated, now)| lease_expired(dated, now, lease_nanos))
 }
 
 /// Whether a lock a waiter first saw at `first_seen_nanos` (monotonic clock), and has seen
@@ -148,9 +161,24 @@ pub fn call_landing(files: &[Landing]) -> Landing {
         .unwrap_or(Landing::Untraced)
 }
 
-/// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`.
+/// Whether the holder of a lock taken at `taken_nanos` may still commit at `now_nanos`,
+/// both on the holder's monotonic clock: `taken_nanos` is read before the write that
+/// gave the lock its date, so the holder never counts less of its lease as gone than a
+/// waiter judging by that date does (the filesystem's clock and the monotonic clock run
+/// at the same rate; their readings are never compared).
 pub fn may_commit(taken_nanos: u64, now_nanos: u64) -> bool {
     now_nanos < taken_nanos.saturating_add(LEASE_NANOS - COMMIT_MARGIN_NANOS)
+}
+
+/// Past this much time (monotonic) between writing the pending lock file, which dates it,
+/// and the lock being in place, the holder dates the lock afresh: its lease runs from when
+/// it appeared, not from when a stalled writer began to take it.
+pub const REDATE_AFTER_NANOS: u64 = 100_000_000;
+
+/// Whether a lock whose pending file was written at `written_nanos` and which was in
+/// place at `placed_nanos` (both monotonic) is to be dated afresh.
+pub fn redate(written_nanos: u64, placed_nanos: u64) -> bool {
+    placed_nanos.saturating_sub(written_nanos) > REDATE_AFTER_NANOS
 }
 
 /// The pause before attempt `attempt` (0-based) to take a busy lock: 1 ms doubling to
@@ -243,6 +271,39 @@ mod tests {
         assert!(!watched_too_long(now, now + LEASE_NANOS, LEASE_NANOS));
         assert!(watched_too_long(now, now + LEASE_NANOS + 1, LEASE_NANOS));
         assert!(!watched_too_long(now + 5, now, LEASE_NANOS));
+    }
+
+    #[test]
+    fn ages_by_date_need_both_dates() {
+        let now = 100_000_000_000;
+        let old = now - LEASE_NANOS - 1;
+        assert!(stale_by_date(Some(old), Some(now), LEASE_NANOS));
+        assert!(!stale_by_date(
+            Some(now - LEASE_NANOS),
+            Some(now),
+            LEASE_NANOS
+        ));
+        assert!(stale_by_date(
+            Some(now + LEASE_NANOS + 1),
+            Some(now),
+            LEASE_NANOS
+        ));
+        // No date on either side: nothing is stale by date.
+        assert!(!stale_by_date(None, Some(now), LEASE_NANOS));
+        assert!(!stale_by_date(Some(old), None, LEASE_NANOS));
+    }
+
+    #[test]
+    fn a_lock_placed_late_is_dated_afresh() {
+        let written = 5_000_000_000;
+        assert!(!redate(written, written));
+        assert!(!redate(written, written + REDATE_AFTER_NANOS));
+        assert!(redate(written, written + REDATE_AFTER_NANOS + 1));
+        assert!(redate(written, written + 2_100_000_000));
+        // A monotonic clock never runs back; if it seemed to, nothing is redated.
+        assert!(!redate(written, 0));
+        // Redating costs the holder at most this much of its lease otherwise.
+        const { assert!(REDATE_AFTER_NANOS < COMMIT_MARGIN_NANOS / 4) };
     }
 
     #[test]

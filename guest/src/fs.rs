@@ -124,7 +124,7 @@ impl MetisDir {
     pub fn lock(&self, file: MemoryFile) -> Result<WriteLock<'_>, StoreError> {
         let dir = self.writable(file)?;
         let lock = WriteLock::acquire(dir, file)?;
-        remove_leftovers(dir, file);
+        remove_leftovers(dir, file, lock.dated());
         Ok(lock)
     }
 
@@ -213,8 +213,9 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
 /// writes temporary files, so under the lock every one is stale; a pending lock file is
 /// another writer's attempt in progress unless it is older than a lease; a break lock
 /// older than its own lease belongs to a breaker that died (which no later waiter would
-/// otherwise look at, since it only looks when it finds the lock stale).
-fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
+/// otherwise look at, since it only looks when it finds the lock stale). Ages are judged
+/// against `now`, the date our lock was just given: the filesystem's clock, not ours.
+fn remove_leftovers(dir: &Descriptor, file: MemoryFile, now: Option<u64>) {
     // Listed through a descriptor of `.` opened under the preopen: preview2-shim refuses
     // to list the preopen's own descriptor (`bad-descriptor`), so under Node nothing a
     // crashed writer left would ever be removed. The preopen itself is the fallback.
@@ -232,7 +233,7 @@ fn remove_leftovers(dir: &Descriptor, file: MemoryFile) {
         return;
     };
     while let Ok(Some(entry)) = entries.read_directory_entry() {
-        let stale = |lease| is_stale(dir, &entry.name, lease);
+        let stale = |lease| is_stale(dir, &entry.name, lease, now);
         if is_temp_of(file, &entry.name)
             || (is_pending_lock_of(file, &entry.name) && stale(LEASE_NANOS))
             || (entry.name == break_lock_name(file) && stale(BREAK_LEASE_NANOS))

@@ -5,6 +5,12 @@
 //! host implements atomically: exclusive create, hard link, unlink and stat. A lock is
 //! told from the next one by its owner's token, written in it: tokens are never reused,
 //! where inode numbers are.
+//!
+//! Ages are judged on one clock at a time, never by comparing two: a file's date against
+//! the date of a file this writer has just written (the filesystem's clock, which on an
+//! SMB mount or a VM shared folder is the server's), or readings of this instance's
+//! monotonic clock against each other. The caller's wall clock is never read: it may be
+//! seconds off the file server's.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -13,13 +19,14 @@ use metis_memory_core::MemoryFile;
 use metis_memory_core::StoreError;
 use metis_memory_core::lock::{
     BREAK_LEASE_NANOS, INTENT_TEXT_BYTES, LEASE_NANOS, Landing, OWNER_TEXT_BYTES, WAIT_NANOS,
-    aside_name, backoff_nanos, break_lock_name, intent_text, landing, lease_expired, lock_name,
-    may_commit, owner_text, parse_intent, parse_owner, pending_lock_name, temp_name,
+    aside_name, backoff_nanos, break_lock_name, intent_text, landing, lock_name, may_commit,
+    owner_text, parse_intent, parse_owner, pending_lock_name, redate, stale_by_date, temp_name,
     watched_too_long,
 };
-use wasip2::clocks::{monotonic_clock, wall_clock};
+use wasip2::clocks::monotonic_clock;
+use wasip2::clocks::wall_clock::Datetime;
 use wasip2::filesystem::types::{
-    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+    Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
 
 use crate::fs::io_error;
@@ -34,12 +41,23 @@ pub struct WriteLock<'a> {
     file: MemoryFile,
     /// Our owner token, which the lock file holds while the lock is ours.
     token: u64,
-    /// Wall-clock time the lock file was created: the start of our lease as other
-    /// processes see it (from the file's date).
-    taken_nanos: u64,
-    /// Monotonic time just after the lock was taken: the start of our lease as we count
-    /// it, so that no clock step lets us commit after a waiter may have broken the lock.
+    /// The lock file's date (the filesystem's clock) once taken: the start of our lease
+    /// as other writers see it, and the "now" against which our clean-up judges what
+    /// others left (`None` where the filesystem keeps no dates).
+    dated: Option<u64>,
+    /// Monotonic time read just before the write that gave the lock its date: the start
+    /// of our lease as we count it, never later than the start others count from.
     taken_mono: u64,
+}
+
+/// What one attempt to take the lock came to.
+enum Attempt<'a> {
+    Taken(WriteLock<'a>),
+    /// Someone else holds it. `now` is the date of the pending lock file this attempt
+    /// wrote (the filesystem's clock, just before the lock was looked at).
+    Held {
+        now: Option<u64>,
+    },
 }
 
 impl<'a> WriteLock<'a> {
@@ -51,9 +69,10 @@ impl<'a> WriteLock<'a> {
         let deadline = monotonic_clock::now().saturating_add(WAIT_NANOS);
         let mut watches = Watches::default();
         for attempt in 0.. {
-            if let Some(lock) = Self::try_take(dir, file, &name, token)? {
-                return Ok(lock);
-            }
+            let now = match Self::try_take(dir, file, &name, token)? {
+                Attempt::Taken(lock) => return Ok(lock),
+                Attempt::Held { now } => now,
+            };
             // Neither the lock nor the break lock is ever anything but a regular file
             // a writer made: anything else at either name would jam every write.
             for planted in [name.as_str(), break_lock_name(file).as_str()] {
@@ -66,7 +85,7 @@ impl<'a> WriteLock<'a> {
                     });
                 }
             }
-            break_if_stale(dir, file, token, &mut watches);
+            break_if_stale(dir, file, token, &mut watches, now);
             if monotonic_clock::now() >= deadline {
                 return Err(StoreError::Busy { file });
             }
@@ -79,55 +98,61 @@ impl<'a> WriteLock<'a> {
 
     /// One attempt: write our owner token to a pending file of our own, then hard-link
     /// it into place as the lock, which fails if a lock exists. The lock thus appears
-    /// atomically with its owner in it, and its modification time is this attempt's.
+    /// atomically with its owner in it, and its modification time is this attempt's
+    /// (written again if the link came late, so its lease runs from when it appeared).
     fn try_take(
         dir: &'a Descriptor,
         file: MemoryFile,
         name: &str,
         token: u64,
-    ) -> Result<Option<Self>, StoreError> {
+    ) -> Result<Attempt<'a>, StoreError> {
         let pending = pending_lock_name(file, token);
         let fd = create_exclusive(dir, &pending)
             .map_err(|c| io_error(file, "take the write lock", name, c))?;
-        let taken = fd
+        let written = monotonic_clock::now();
+        let placed = fd
             .write(owner_text(token).as_bytes(), 0)
             .and_then(|_| dir.link_at(PathFlags::empty(), &pending, dir, name))
-            .map(|()| fd)
+            .map(|()| None)
             .or_else(|code| match code {
                 // vfat/exFAT, some FUSE, SMB and VM shared folders refuse hard links.
                 ErrorCode::NotPermitted
                 | ErrorCode::CrossDevice
                 | ErrorCode::Unsupported
-                | ErrorCode::TooManyLinks => take_without_link(dir, name, token),
+                | ErrorCode::TooManyLinks => take_without_link(dir, name, token).map(Some),
                 code => Err(code),
             });
-        let lock = match taken {
-            Ok(fd) => match fd.stat() {
-                Ok(stat) => Ok(Some(WriteLock {
-                    dir,
-                    fd: Some(fd),
-                    file,
-                    token,
-                    taken_nanos: stat
-                        .data_modification_timestamp
-                        .map_or_else(wall_now, nanos),
-                    taken_mono: monotonic_clock::now(),
-                })),
-                // The lock is in place but we do not know when our lease started: give it
-                // back now (it was linked a moment ago, far inside any lease) rather than
-                // leave it to block every writer until the lease ends.
-                Err(code) => {
-                    let _ = dir.unlink_file_at(name);
-                    Err(code)
+        let attempt = match placed {
+            Ok(lock_fd) => {
+                let lock_fd = lock_fd.unwrap_or(fd);
+                match date_lock(&lock_fd, token, written) {
+                    Ok((dated, taken_mono)) => Ok(Attempt::Taken(WriteLock {
+                        dir,
+                        fd: Some(lock_fd),
+                        file,
+                        token,
+                        dated,
+                        taken_mono,
+                    })),
+                    // The lock is in place but we do not know when our lease started: give
+                    // it back now (it was placed a moment ago, inside its lease) rather than
+                    // leave it to block every writer until the lease ends.
+                    Err(code) => {
+                        let _ = dir.unlink_file_at(name);
+                        Err(code)
+                    }
                 }
-            },
+            }
             // A lock exists; or our pending file is gone because we stalled past a lease
             // after creating it and another writer cleaned it up: try again either way.
-            Err(ErrorCode::Exist | ErrorCode::NoEntry) => Ok(None),
+            // The pending file's date is the filesystem's "now" for judging the lock.
+            Err(ErrorCode::Exist | ErrorCode::NoEntry) => Ok(Attempt::Held {
+                now: fd.stat().ok().and_then(|stat| date(&stat)),
+            }),
             Err(code) => Err(code),
         };
         let _ = dir.unlink_file_at(&pending);
-        lock.map_err(|c| io_error(file, "take the write lock", name, c))
+        attempt.map_err(|c| io_error(file, "take the write lock", name, c))
     }
 
     /// Writes, after our owner text in the lock, the hash of the bytes we are about to
@@ -157,10 +182,15 @@ impl<'a> WriteLock<'a> {
         }
     }
 
-    /// Whether enough of our lease is left to commit, by both clocks.
+    /// Whether enough of our lease is left to commit, on our monotonic clock.
     fn inside_lease(&self) -> bool {
-        may_commit(self.taken_nanos, wall_now())
-            && may_commit(self.taken_mono, monotonic_clock::now())
+        may_commit(self.taken_mono, monotonic_clock::now())
+    }
+
+    /// The lock file's date once taken (the filesystem's clock): a moment ago, as the
+    /// filesystem counts time.
+    pub fn dated(&self) -> Option<u64> {
+        self.dated
     }
 
     /// Whether the lock file holds our token.
@@ -179,6 +209,20 @@ impl Drop for WriteLock<'_> {
             remove_if_owned(self.dir, self.file, &name, Some(self.token), self.token);
         }
     }
+}
+
+/// Dates the lock just placed: its date and the monotonic time our lease is counted from.
+/// The lock's date is when its pending file was written (a link does not change it); if
+/// the lock appeared well after that (the writer stalled), the owner text is written
+/// again, the same bytes, so that the filesystem dates the lock now.
+fn date_lock(lock: &Descriptor, token: u64, written: u64) -> Result<(Option<u64>, u64), ErrorCode> {
+    let mut taken_mono = written;
+    let now = monotonic_clock::now();
+    if redate(written, now) {
+        taken_mono = now;
+        lock.write(owner_text(token).as_bytes(), 0)?;
+    }
+    Ok((date(&lock.stat()?), taken_mono))
 }
 
 /// Takes the lock where hard links are refused: the lock file itself is created (which
@@ -224,12 +268,19 @@ struct Watches {
     breaker: Watch,
 }
 
-/// Removes the lock on `file` if its lease has expired. Breakers are serialised by the
-/// break lock, and re-check under it that the lock still has the stale owner they saw, so
-/// a fresh lock taken meanwhile (a new token) is never removed.
-fn break_if_stale(dir: &Descriptor, file: MemoryFile, token: u64, watches: &mut Watches) {
+/// Removes the lock on `file` if its lease has expired, judged against `now`, the date of
+/// a file we have just written. Breakers are serialised by the break lock, and re-check
+/// under it that the lock still has the stale owner they saw, so a fresh lock taken
+/// meanwhile (a new token) is never removed.
+fn break_if_stale(
+    dir: &Descriptor,
+    file: MemoryFile,
+    token: u64,
+    watches: &mut Watches,
+    now: Option<u64>,
+) {
     let name = lock_name(file);
-    let Some(owner) = stale_owner(dir, &name, LEASE_NANOS, &mut watches.lock) else {
+    let Some(owner) = stale_owner(dir, &name, LEASE_NANOS, &mut watches.lock, now) else {
         return;
     };
     let break_name = break_lock_name(file);
@@ -242,7 +293,8 @@ fn break_if_stale(dir: &Descriptor, file: MemoryFile, token: u64, watches: &mut 
         }
         // A breaker that died between its two unlinks leaves the break lock behind.
         Err(ErrorCode::Exist) => {
-            if stale_owner(dir, &break_name, BREAK_LEASE_NANOS, &mut watches.breaker).is_some() {
+            let breaker = &mut watches.breaker;
+            if stale_owner(dir, &break_name, BREAK_LEASE_NANOS, breaker, now).is_some() {
                 let _ = dir.unlink_file_at(&break_name);
             }
         }
@@ -363,26 +415,30 @@ fn not_a_lock(dir: &Descriptor, name: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether the file `name` has outlived `lease_nanos` by its date (see `lease_expired`).
-pub fn is_stale(dir: &Descriptor, name: &str, lease_nanos: u64) -> bool {
-    dir.stat_at(PathFlags::empty(), name)
+/// Whether the file `name` has outlived `lease_nanos` by its date, against `now`: the
+/// date of a file we wrote before looking at this one (see `stale_by_date`).
+pub fn is_stale(dir: &Descriptor, name: &str, lease_nanos: u64, now: Option<u64>) -> bool {
+    let dated = dir
+        .stat_at(PathFlags::empty(), name)
         .ok()
-        .and_then(|stat| stat.data_modification_timestamp)
-        .is_some_and(|taken| lease_expired(nanos(taken), wall_now(), lease_nanos))
+        .and_then(|stat| date(&stat));
+    stale_by_date(dated, now, lease_nanos)
 }
 
 /// The owner of the lock file `name` (if its content names one) when the lock is stale:
-/// dated more than a lease ago (or ahead), or watched unchanged for more than a lease.
+/// dated more than a lease before (or ahead of) `now`, or watched unchanged for more
+/// than a lease.
 fn stale_owner(
     dir: &Descriptor,
     name: &str,
     lease_nanos: u64,
     watch: &mut Watch,
+    now: Option<u64>,
 ) -> Option<Option<u64>> {
     dir.stat_at(PathFlags::empty(), name).ok()?;
     let owner = read_owner(dir, name);
     let watched = watch.seen_longer_than(owner, lease_nanos);
-    (watched || is_stale(dir, name, lease_nanos)).then_some(owner)
+    (watched || is_stale(dir, name, lease_nanos, now)).then_some(owner)
 }
 
 /// The token in the lock file `name`, if it is a regular file holding one.
@@ -428,12 +484,13 @@ fn create_exclusive(dir: &Descriptor, name: &str) -> Result<Descriptor, ErrorCod
     )
 }
 
-fn nanos(t: wall_clock::Datetime) -> u64 {
+/// A file's date (its modification time, on the filesystem's clock), in nanoseconds.
+fn date(stat: &DescriptorStat) -> Option<u64> {
+    stat.data_modification_timestamp.map(nanos)
+}
+
+fn nanos(t: Datetime) -> u64 {
     t.seconds
         .saturating_mul(1_000_000_000)
         .saturating_add(u64::from(t.nanoseconds))
-}
-
-fn wall_now() -> u64 {
-    nanos(wall_clock::now())
 }

@@ -131,7 +131,7 @@ const REVIEWED_IMPORTS: &str = "
 metis:memory/types@0.3.0: audit-finding changed-info file-version flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file poisoned-info session store-error too-large-info unsynced-info write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
-wasi:clocks/wall-clock@0.2.12: datetime now
+wasi:clocks/wall-clock@0.2.12: datetime
 wasi:random/random@0.2.12: get-random-u64
 wasi:cli/environment@0.2.12: get-environment
 wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.link-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count open-flags path-flags
