@@ -36,6 +36,8 @@ trait Surface {
     /// no other write), in a process `tests/surfaces/under` puts under `cause`.
     fn add_under(&self, root: &Path, cause: &str, file: &str, entry: &str)
     -> Result<Under, String>;
+    /// Reads `file` on `root` expecting a refusal: the error's kind and text.
+    fn read_refused(&self, root: &Path, file: &str) -> Result<(String, String), String>;
     /// `add_entry(file, entry)` on `root` opened read-only: the error's kind and text.
     fn read_only_add(
         &self,
@@ -99,6 +101,20 @@ impl Surface for Library {
             Ok(_) => Ok(None),
             Err(Error::Trap { written, .. }) => Ok(Some(written)),
             Err(other) => Err(other.to_string()),
+        }
+    }
+
+    fn read_refused(&self, root: &Path, file: &str) -> Result<(String, String), String> {
+        let file = MemoryFile::parse(file).ok_or("no such file")?;
+        match Workspace::open(root).read(file) {
+            Ok(text) => Err(format!("the read was not refused: {text:?}")),
+            Err(error) => Ok((
+                metis_memory::json::error_json(&error)["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                error.to_string(),
+            )),
         }
     }
 
@@ -183,6 +199,31 @@ impl Surface for Cli {
     fn next_response(&mut self, name: &str) -> Result<(), String> {
         self.sessions.get_mut(name).ok_or("no such session")?.1 = true;
         Ok(())
+    }
+
+    fn read_refused(&self, root: &Path, file: &str) -> Result<(String, String), String> {
+        let out = Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+            .arg("--workspace")
+            .arg(root)
+            .args(["read", file, "--json"])
+            .env_remove("METIS_WORKSPACE")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if out.status.success() {
+            return Err("the read was not refused".into());
+        }
+        let value: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&out.stderr)))?;
+        Ok((
+            value["error"]["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            value["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        ))
     }
 
     fn add_under(
@@ -521,6 +562,20 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
                 )));
             }
             check_texts(&expect, "text", &outcome.text).map_err(at)?;
+        } else if let Some(mode) = step.get("root_mode").and_then(Value::as_str) {
+            known_keys(step, &["root_mode"]).map_err(at)?;
+            let mode = u32::from_str_radix(mode, 8).map_err(|e| at(e.to_string()))?;
+            let mode = std::os::unix::fs::PermissionsExt::from_mode(mode);
+            std::fs::set_permissions(dir.path(), mode).map_err(|e| at(e.to_string()))?;
+        } else if let Some(file) = step.get("read_refused").and_then(Value::as_str) {
+            known_keys(step, &["read_refused", "expect"]).map_err(at)?;
+            let (kind, text) = surface.read_refused(dir.path(), file).map_err(at)?;
+            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
+                && wanted != kind
+            {
+                return Err(at(format!("kind {kind}, expected {wanted}: {text}")));
+            }
+            check_texts(&expect, "text", &text).map_err(at)?;
         } else if let Some(names) = step.get("metis_holds").and_then(Value::as_array) {
             known_keys(step, &["metis_holds"]).map_err(at)?;
             let mut held: Vec<String> = std::fs::read_dir(&metis)

@@ -81,6 +81,33 @@ export async function connectUnder(cause, root) {
   return spawnClient([under, cause, root, BIN, '--workspace', root, 'mcp']);
 }
 
+/** Connects to a server on `root` expecting it to refuse at start: its stderr, all of
+ * it, or `null` if it served. */
+export async function refusedAtStart(root) {
+  const transport = new StdioClientTransport({
+    command: BIN,
+    args: ['--workspace', root, 'mcp'],
+    env: { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off' },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const ended = new Promise((resolve) => transport.stderr.on('end', resolve));
+  const client = new Client({ name: 'metis-memory-mcp-ts-tests', version: '0.0.0' });
+  const served = await client.connect(transport, { timeout: PATIENCE_MS }).then(
+    () => true,
+    () => false,
+  );
+  if (served) {
+    await client.close();
+    return null;
+  }
+  await ended;
+  return stderr;
+}
+
 async function spawnClient([command, ...args]) {
   const transport = new StdioClientTransport({
     command,

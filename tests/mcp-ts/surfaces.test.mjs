@@ -10,11 +10,11 @@
 // row, naming the key.
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { ROOT, Workspace, call, connect, connectUnder, witVersion } from './support.mjs';
+import { ROOT, Workspace, call, connect, connectUnder, refusedAtStart, witVersion } from './support.mjs';
 
 const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
 
@@ -28,6 +28,8 @@ const STEPS = {
   version: [['version'], []],
   add_under: [['add_under', 'expect'], ['kind', 'text_contains']],
   metis_holds: [['metis_holds'], []],
+  root_mode: [['root_mode'], []],
+  read_refused: [['read_refused', 'expect'], ['kind', 'text_contains']],
 };
 const ROW_KEYS = ['name', 'covers', 'given', 'steps', 'surfaces', 'surfaces_why'];
 const SURFACE = 'mcp';
@@ -165,6 +167,20 @@ class Driver {
           throw new RowFailed(`the text does not name the kind (${expect.kind}): ${JSON.stringify(outcome.text)}`);
         }
         checkTexts(expect, 'text', outcome.text);
+        break;
+      }
+      case 'root_mode':
+        chmodSync(this.ws.root, parseInt(step.root_mode, 8));
+        break;
+      case 'read_refused': {
+        // A server on an unusable workspace refuses before serving: connecting fails, the
+        // server exits 1 (its start refusal: kind `workspace`), the reason on its stderr.
+        const said = await refusedAtStart(this.ws.root);
+        if (said === null) throw new RowFailed('the server served an unusable workspace');
+        if ((expect.kind ?? 'workspace') !== 'workspace') {
+          throw new RowFailed(`a refusal at start is of kind workspace, not ${expect.kind}`);
+        }
+        checkTexts(expect, 'text', said);
         break;
       }
       case 'metis_holds': {

@@ -43,6 +43,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "version": ({"version"}, set()),
     "add_under": ({"add_under", "expect"}, {"kind", "text_contains"}),
     "metis_holds": ({"metis_holds"}, set()),
+    "root_mode": ({"root_mode"}, set()),
+    "read_refused": ({"read_refused", "expect"}, {"kind", "text_contains"}),
 }
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "mcp"
@@ -185,6 +187,10 @@ class Driver:
                 raise RowFailed(f"{step['file']} is {shown}, expected {step['is']!r}")
         elif kind == "add_under":
             await self.add_under(step["add_under"], expect)
+        elif kind == "root_mode":
+            self.root.chmod(int(step["root_mode"], 8))
+        elif kind == "read_refused":
+            await self.refused_at_start(expect)
         elif kind == "metis_holds":
             held = sorted(path.name for path in (self.root / ".metis").iterdir())
             if held != sorted(step["metis_holds"]):
@@ -196,6 +202,31 @@ class Driver:
             if reported != wanted:
                 raise RowFailed(f"serverInfo.version is {reported}, {step['version']} says {wanted}")
 
+
+    async def refused_at_start(self, expect: dict[str, Any]) -> None:
+        """A server on an unusable workspace refuses before serving: the client's
+        initialize fails, the server exits 1 (its start refusal: `kind` `workspace`), and
+        the reason is on its stderr."""
+        server = StdioServerParameters(
+            command=BIN,
+            args=["--workspace", str(self.root), "mcp"],
+            env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
+        )
+        with tempfile.TemporaryFile("w+") as errlog:
+            try:
+                async with stdio_client(server, errlog=errlog) as (read, write):
+                    async with ClientSession(read, write) as client:
+                        with anyio.fail_after(PATIENCE_SECONDS):
+                            await client.initialize()
+            except Exception:  # noqa: BLE001 - the refusal is the point
+                pass
+            else:
+                raise RowFailed("the server served an unusable workspace")
+            errlog.seek(0)
+            said = errlog.read()
+        if expect.get("kind", "workspace") != "workspace":
+            raise RowFailed(f"a refusal at start is of kind workspace, not {expect['kind']}")
+        check_texts(expect, "text", said)
 
     async def add_under(self, add: dict[str, Any], expect: dict[str, Any]) -> None:
         """`memory_add` through a server running under `add["cause"]`. A tool result

@@ -26,6 +26,8 @@ const STEPS = {
   read_only_add: { keys: ["read_only_add", "expect"], checks: ["kind", "text_contains"] },
   add_under: { keys: ["add_under", "expect"], checks: ["kind", "text_contains"] },
   metis_holds: { keys: ["metis_holds"], checks: [] },
+  root_mode: { keys: ["root_mode"], checks: [] },
+  read_refused: { keys: ["read_refused", "expect"], checks: ["kind", "text_contains"] },
 };
 const ROW_KEYS = ["name", "covers", "given", "steps", "surfaces", "surfaces_why"];
 const SURFACE = "node";
@@ -177,6 +179,23 @@ class Driver {
       case "add_under":
         this.addUnder(step.add_under, expect);
         break;
+      case "root_mode":
+        fs.chmodSync(this.root, parseInt(step.root_mode, 8));
+        break;
+      case "read_refused": {
+        const error = await openWorkspace(this.root).read(step.read_refused).then(
+          (text) => {
+            throw new RowFailed(`the read was not refused: ${JSON.stringify(text)}`);
+          },
+          (e) => e,
+        );
+        if (error instanceof RowFailed) throw error;
+        if (Object.hasOwn(expect, "kind") && error.kind !== expect.kind) {
+          throw new RowFailed(`kind ${error.kind}, expected ${expect.kind}: ${error.message}`);
+        }
+        checkTexts(expect, "text", error.message);
+        break;
+      }
       case "metis_holds": {
         const held = fs.readdirSync(path.join(this.root, ".metis")).sort();
         const wanted = [...step.metis_holds].sort();

@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 import metis_memory
-from metis_memory import ComponentTrap, Limits, MemorySession, MemoryStore, MemoryStoreError
+from metis_memory import (
+    ComponentTrap,
+    Limits,
+    MemorySession,
+    MemoryStore,
+    MemoryStoreError,
+    MetisWorkspaceError,
+)
 
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
 TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
@@ -33,6 +40,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "read_only_add": ({"read_only_add", "expect"}, {"kind", "text_contains"}),
     "add_under": ({"add_under", "expect"}, {"kind", "text_contains"}),
     "metis_holds": ({"metis_holds"}, set()),
+    "root_mode": ({"root_mode"}, set()),
+    "read_refused": ({"read_refused", "expect"}, {"kind", "text_contains"}),
 }
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "python"
@@ -166,6 +175,17 @@ class Driver:
                 raise RowFailed("a read-only store wrote")
         elif kind == "add_under":
             self.add_under(step["add_under"], expect)
+        elif kind == "root_mode":
+            self.root.chmod(int(step["root_mode"], 8))
+        elif kind == "read_refused":
+            try:
+                text = MemoryStore(self.root).read(step["read_refused"])
+            except (MemoryStoreError, MetisWorkspaceError) as error:
+                if "kind" in expect and error.kind != expect["kind"]:
+                    raise RowFailed(f"kind {error.kind}, expected {expect['kind']}: {error}") from None
+                check_texts(expect, "text", str(error))
+            else:
+                raise RowFailed(f"the read was not refused: {text!r}")
         elif kind == "metis_holds":
             held = sorted(path.name for path in (self.root / ".metis").iterdir())
             if held != sorted(step["metis_holds"]):

@@ -193,4 +193,7 @@ class ComponentTrap(RuntimeError):
 
 class MetisWorkspaceError(OSError):
     """The workspace's `.metis` could not be used: not a directory, a symbolic link the
-    store was not told to follow, or not creatable."""
+    store was not told to follow, another user's (see `trust_foreign_metis`), or not
+    creatable."""
+
+    kind: ClassVar[str] = "workspace"
