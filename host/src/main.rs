@@ -287,6 +287,28 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Merge a memory file three ways by entry: git's merge driver for .metis/*.md
+    ///
+    /// Entries added on either side are kept once, an entry removed on one side and
+    /// untouched on the other is removed, an entry changed differently on both sides is
+    /// a conflict with git's markers; a merged file over its hard cap, or that the memory
+    /// audit flags, is a conflict whose reason is on stderr. A side that is not UTF-8, or
+    /// another file, is left to `git merge-file`. Writes the result to OURS; exit 0 when
+    /// it stands, 1 for a conflict. `metis-memory init` sets git up to run it.
+    Merge {
+        /// The common ancestor's version (git's %O)
+        base: PathBuf,
+        /// Our version (git's %A); the merged text is written here
+        ours: PathBuf,
+        /// Their version (git's %B)
+        theirs: PathBuf,
+        /// The file's path in the repository (git's %P): its name says whose cap applies
+        #[arg(long, value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// The length of conflict markers (git's %L)
+        #[arg(long, value_name = "N", default_value_t = 7)]
+        marker_size: usize,
+    },
 }
 
 /// FILE: `MEMORY.md` or `USER.md` (or `memory`, `user`).
@@ -355,6 +377,23 @@ fn main() -> ExitCode {
     };
     if let Command::Completions { shell } = args.command {
         return completions(shell);
+    }
+    // Run by git in the repository it merges: no workspace is looked for.
+    if let Command::Merge {
+        base,
+        ours,
+        theirs,
+        path,
+        marker_size,
+    } = args.command
+    {
+        return cli::merge::run(&cli::merge::MergeArgs {
+            base,
+            ours,
+            theirs,
+            path,
+            marker_size,
+        });
     }
     let (root, located) = match cli::locate::locate(args.workspace) {
         Ok(found) => found,
@@ -551,8 +590,8 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Component { output } => write_component(&output)?,
-        Command::Mcp { .. } | Command::Completions { .. } => {
-            unreachable!("`mcp` and `completions` are served before `run`")
+        Command::Mcp { .. } | Command::Completions { .. } | Command::Merge { .. } => {
+            unreachable!("`mcp`, `completions` and `merge` are served before `run`")
         }
     }
     Ok(())

@@ -26,6 +26,7 @@ pub mod failure;
 pub mod input;
 pub mod locate;
 pub mod mcp;
+pub mod merge;
 mod scratch;
 pub mod session;
 mod status;
