@@ -206,8 +206,21 @@ enum Command {
         #[arg(value_parser = parse_file, value_name = "FILE")]
         file: Option<MemoryFile>,
     },
-    /// Show both files against their soft and hard caps, with their hashes
+    /// Show both files against their soft and hard caps, with their hashes, and what
+    /// `init` set up in the repository
     Status,
+    /// Set up the repository for memory that travels through git (idempotent)
+    ///
+    /// The merge driver (a .gitattributes line, and this clone's git config, which is
+    /// never committed), a pre-commit hook running `metis-memory audit` (a hook already
+    /// there, or the pre-commit framework's, is left alone and you are told what to add),
+    /// and with --keep-user-out a .gitignore line keeping .metis/USER.md out of the
+    /// repository. Run it once in each clone; a second run changes nothing.
+    Init {
+        /// Keep .metis/USER.md (facts about you) out of the repository
+        #[arg(long)]
+        keep_user_out: bool,
+    },
     /// Print the memory tools' definitions as a JSON array for an LLM API
     Tools {
         /// anthropic: {"name", "description", "input_schema"}; openai: {"type":
@@ -533,6 +546,14 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Status => out.status(ws)?,
+        Command::Init { keep_user_out } => {
+            let items =
+                cli::init::init(ws.root(), keep_user_out).map_err(|message| Failure::Cli {
+                    kind: "init",
+                    message,
+                })?;
+            out.init(&items);
+        }
         Command::Tools { format } => out.tool_definitions(&ws.tool_definitions()?, format),
         Command::Call {
             tool,

@@ -23,6 +23,7 @@ pub mod dry_run;
 pub mod edit;
 pub mod entries;
 pub mod failure;
+pub mod init;
 pub mod input;
 pub mod locate;
 pub mod mcp;
@@ -253,6 +254,7 @@ impl Output {
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
                 "component": { "source": source, "path": path, "reason": reason },
+                "git": init::inspect(ws.root(), false).as_deref().map(init::json),
             }));
             return Ok(());
         }
@@ -278,7 +280,19 @@ impl Output {
             "compiled" => say!("component: compiled now ({reason}), kept in {path}\n"),
             _ => say!("component: compiled in memory ({reason})\n"),
         }
+        if let Some(items) = init::inspect(ws.root(), false) {
+            say!("git:\n{}", init::describe(&items));
+        }
         Ok(())
+    }
+
+    /// What `init` found and did, and what it left for the person.
+    pub fn init(&self, items: &[init::Item]) {
+        if self.json {
+            self.print_json(json!({ "git": init::json(items) }));
+        } else {
+            say!("{}", init::describe(items));
+        }
     }
 
     /// The definitions as a JSON array ready for an LLM API (schemas as JSON objects).

@@ -1,0 +1,350 @@
+//! `init` and the git part of `status`: what a team needs for memory that travels through
+//! git, set up idempotently in the repository holding the workspace.
+//!
+//! - `.gitattributes` sends `.metis/*.md` to the `metis-memory` merge driver, and this
+//!   clone's `.git/config` defines that driver (`metis-memory merge`, see `merge.rs`).
+//!   The definition is never committed: a repository cannot name a program for git to
+//!   run, so each clone runs `init` once.
+//! - A pre-commit hook runs `metis-memory audit`, so poison typed by hand or pulled in is
+//!   caught before it is committed. A hook already there is left alone (it is said what
+//!   to add); so is the pre-commit framework's configuration.
+//! - With `--keep-user-out`, `.gitignore` keeps `.metis/USER.md` (facts about the person)
+//!   out of the repository.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The merge driver's name in `.gitattributes` and `merge.<name>.*`.
+pub const DRIVER: &str = "metis-memory";
+
+/// The hook's line that runs the audit; its presence is what `status` looks for.
+const HOOK_LINE: &str = "metis-memory audit";
+
+/// One thing a team needs, as found in the repository.
+pub struct Item {
+    /// A stable key for `--json`.
+    pub key: &'static str,
+    pub what: &'static str,
+    pub state: State,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Set up before this run.
+    Present,
+    /// Set up by this run.
+    Made,
+    Missing,
+    /// Not set up, and not done by `init`, for this reason (what to do instead).
+    LeftAlone(String),
+    /// Not asked for (USER.md is kept in the repository).
+    NotAsked,
+}
+
+impl State {
+    pub fn key(&self) -> &'static str {
+        match self {
+            State::Present => "present",
+            State::Made => "made",
+            State::Missing => "missing",
+            State::LeftAlone(_) => "left-alone",
+            State::NotAsked => "not-asked",
+        }
+    }
+}
+
+/// The repository a workspace is in.
+struct Repo {
+    top: PathBuf,
+    hooks: PathBuf,
+    /// The workspace's `.metis`, relative to `top`, with `/`.
+    metis: String,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, String> {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))
+}
+
+fn git_text(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = git(dir, args).ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+impl Repo {
+    /// The repository holding `workspace`, if it is in one.
+    fn of(workspace: &Path) -> Option<Repo> {
+        let top = PathBuf::from(git_text(workspace, &["rev-parse", "--show-toplevel"])?);
+        let hooks = git_text(workspace, &["rev-parse", "--git-path", "hooks"])?;
+        let hooks = workspace.join(hooks);
+        let workspace = workspace.canonicalize().ok()?;
+        let relative = workspace.strip_prefix(top.canonicalize().ok()?).ok()?;
+        let mut metis = relative.to_string_lossy().replace('\\', "/");
+        if !metis.is_empty() {
+            metis.push('/');
+        }
+        metis.push_str(".metis");
+        Some(Repo { top, hooks, metis })
+    }
+
+    fn attributes_set(&self) -> bool {
+        let path = format!("{}/MEMORY.md", self.metis);
+        git_text(&self.top, &["check-attr", "merge", "--", &path])
+            .is_some_and(|line| line.ends_with(&format!("merge: {DRIVER}")))
+    }
+
+    fn driver_set(&self) -> bool {
+        git_text(
+            &self.top,
+            &["config", "--get", &format!("merge.{DRIVER}.driver")],
+        )
+        .is_some_and(|driver| driver.contains(" merge %O %A %B"))
+    }
+
+    fn hook(&self) -> Hook {
+        let framework = self.top.join(".pre-commit-config.yaml");
+        if let Ok(config) = std::fs::read_to_string(&framework) {
+            return if config.contains(HOOK_LINE) {
+                Hook::Present
+            } else {
+                Hook::Framework
+            };
+        }
+        match std::fs::read_to_string(self.hooks.join("pre-commit")) {
+            Ok(hook) if hook.contains(HOOK_LINE) => Hook::Present,
+            Ok(_) => Hook::Other,
+            Err(_) => Hook::Missing,
+        }
+    }
+
+    fn user_tracked(&self) -> bool {
+        let path = format!("{}/USER.md", self.metis);
+        git(&self.top, &["ls-files", "--error-unmatch", "--", &path])
+            .is_ok_and(|out| out.status.success())
+    }
+
+    fn user_ignored(&self) -> bool {
+        let path = format!("{}/USER.md", self.metis);
+        git(
+            &self.top,
+            &["check-ignore", "-q", "--no-index", "--", &path],
+        )
+        .is_ok_and(|out| out.status.success())
+    }
+}
+
+enum Hook {
+    Present,
+    Missing,
+    /// A hook of someone else's is there.
+    Other,
+    /// The pre-commit framework manages the hooks.
+    Framework,
+}
+
+/// The hook `init` writes when there is none. git runs hooks at the top of the work
+/// tree, so the workspace is named from there.
+fn hook_script(repo: &Repo) -> String {
+    let workspace = repo.metis.strip_suffix(".metis").unwrap_or_default();
+    let workspace = workspace
+        .strip_suffix('/')
+        .filter(|w| !w.is_empty())
+        .unwrap_or(".");
+    format!(
+        "#!/bin/sh\n# Written by `metis-memory init`: the memory files are audited before each commit ({HOOK_LINE}).\nexec {} --workspace '{}' audit\n",
+        program(),
+        workspace.replace('\'', r"'\''")
+    )
+}
+
+/// How git should run this program: by name when `metis-memory` on the PATH is this
+/// binary, else by its absolute path, quoted for the shell git runs the driver with.
+fn program() -> String {
+    let me = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("metis-memory"))
+            .find(|candidate| candidate.is_file())
+            .and_then(|found| found.canonicalize().ok())
+    });
+    match me {
+        Some(me) if on_path.as_ref() != Some(&me) => {
+            format!("'{}'", me.display().to_string().replace('\'', r"'\''"))
+        }
+        _ => "metis-memory".into(),
+    }
+}
+
+/// What is set up in the repository holding `workspace`; `None` outside a repository.
+pub fn inspect(workspace: &Path, keep_user_out: bool) -> Option<Vec<Item>> {
+    let repo = Repo::of(workspace)?;
+    Some(items(&repo, keep_user_out))
+}
+
+fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
+    let state = |set: bool| if set { State::Present } else { State::Missing };
+    let hook = match repo.hook() {
+        Hook::Present => State::Present,
+        Hook::Missing => State::Missing,
+        Hook::Other => State::LeftAlone(format!(
+            "{} is someone else's hook: add the line `{HOOK_LINE}` to it",
+            repo.hooks.join("pre-commit").display()
+        )),
+        Hook::Framework => State::LeftAlone(format!(
+            "the pre-commit framework manages the hooks: add a local hook running `{HOOK_LINE}` to .pre-commit-config.yaml (docs/security.md shows one)"
+        )),
+    };
+    let user = if repo.user_ignored() && repo.user_tracked() {
+        State::LeftAlone(format!(
+            "{0}/USER.md is ignored but still committed: `git rm --cached {0}/USER.md` takes it out of the repository and keeps your copy",
+            repo.metis
+        ))
+    } else if repo.user_ignored() {
+        State::Present
+    } else if keep_user_out {
+        State::Missing
+    } else {
+        State::NotAsked
+    };
+    vec![
+        Item {
+            key: "merge_attributes",
+            what: ".gitattributes sends .metis/*.md to the metis-memory merge driver",
+            state: state(repo.attributes_set()),
+        },
+        Item {
+            key: "merge_driver",
+            what: "this clone's git config defines the metis-memory merge driver",
+            state: state(repo.driver_set()),
+        },
+        Item {
+            key: "audit_hook",
+            what: "a pre-commit hook runs metis-memory audit",
+            state: hook,
+        },
+        Item {
+            key: "user_ignored",
+            what: ".gitignore keeps .metis/USER.md out of the repository",
+            state: user,
+        },
+    ]
+}
+
+/// Sets up what is missing; returns every item with what this run did. `Err` outside a
+/// repository or when git or a file cannot be written.
+pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> {
+    let repo = Repo::of(workspace).ok_or_else(|| {
+        format!(
+            "{} is not in a git repository: init sets up git (run `git init` first)",
+            workspace.display()
+        )
+    })?;
+    let mut found = items(&repo, keep_user_out);
+    for item in &mut found {
+        if item.state != State::Missing {
+            continue;
+        }
+        match item.key {
+            "merge_attributes" => append_line(
+                &repo.top.join(".gitattributes"),
+                &format!("{}/*.md merge={DRIVER}", repo.metis),
+            )?,
+            "merge_driver" => {
+                let driver = format!("{} merge %O %A %B --path %P --marker-size %L", program());
+                for (key, value) in [
+                    ("name", "metis-memory: merges memory files by entry"),
+                    ("driver", driver.as_str()),
+                ] {
+                    let key = format!("merge.{DRIVER}.{key}");
+                    let out = git(&repo.top, &["config", &key, value])?;
+                    if !out.status.success() {
+                        return Err(format!(
+                            "git config {key}: {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        ));
+                    }
+                }
+            }
+            "audit_hook" => write_hook(&repo.hooks.join("pre-commit"), &hook_script(&repo))?,
+            "user_ignored" => append_line(
+                &repo.top.join(".gitignore"),
+                &format!("{}/USER.md", repo.metis),
+            )?,
+            _ => continue,
+        }
+        item.state = State::Made;
+    }
+    Ok(found)
+}
+
+/// Appends `line` to the text file at `path` (made if missing), on a line of its own.
+fn append_line(path: &Path, line: &str) -> Result<(), String> {
+    let mut text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn write_hook(path: &Path, script: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    // Never over someone else's hook, even one made since it was looked for.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o755);
+    use std::io::Write as _;
+    options
+        .open(path)
+        .and_then(|mut file| file.write_all(script.as_bytes()))
+        .map_err(fail)
+}
+
+/// `items` for a person: one line each, and what to run for what is missing.
+pub fn describe(items: &[Item]) -> String {
+    let mut text = String::new();
+    for item in items {
+        let state = match &item.state {
+            State::Present => "set up".to_owned(),
+            State::Made => "set up now".to_owned(),
+            State::Missing => "missing (metis-memory init sets it up)".to_owned(),
+            State::LeftAlone(why) => format!("not set up: {why}"),
+            State::NotAsked => "not asked for (metis-memory init --keep-user-out)".to_owned(),
+        };
+        text.push_str(&format!("  {}: {state}\n", item.what));
+    }
+    text
+}
+
+/// `items` as `[{"key", "what", "state", "reason"}]`.
+pub fn json(items: &[Item]) -> serde_json::Value {
+    items
+        .iter()
+        .map(|item| {
+            let reason = match &item.state {
+                State::LeftAlone(why) => Some(why.as_str()),
+                _ => None,
+            };
+            serde_json::json!({
+                "key": item.key,
+                "what": item.what,
+                "state": item.state.key(),
+                "reason": reason,
+            })
+        })
+        .collect()
+}
