@@ -605,3 +605,54 @@ fn a_refused_stale_consolidate_resent_unchanged_is_refused_again() {
     let (status, _, stderr) = a.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn each_tool_says_whether_it_can_lose_what_is_there_and_whether_a_repeat_does_more() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send(tools_list(2));
+    let reply = server.next();
+    let hints: Vec<(String, Value, Value, Value, Value)> = reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            let a = &tool["annotations"];
+            (
+                tool["name"].as_str().unwrap().to_owned(),
+                a["destructiveHint"].clone(),
+                a["idempotentHint"].clone(),
+                a["readOnlyHint"].clone(),
+                a["openWorldHint"].clone(),
+            )
+        })
+        .collect();
+    let f = Value::Bool(false);
+    let t_ = Value::Bool(true);
+    assert_eq!(
+        hints,
+        vec![
+            (
+                "memory_add".into(),
+                f.clone(),
+                f.clone(),
+                f.clone(),
+                f.clone()
+            ),
+            (
+                "memory_replace".into(),
+                t_.clone(),
+                f.clone(),
+                f.clone(),
+                f.clone()
+            ),
+            ("memory_consolidate".into(), t_.clone(), t_, f.clone(), f),
+        ]
+    );
+    for tool in reply["result"]["tools"].as_array().unwrap() {
+        assert!(tool["annotations"]["title"].is_string(), "{tool}");
+    }
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}

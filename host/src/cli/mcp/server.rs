@@ -17,7 +17,7 @@ use rmcp::model::{
     Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
     ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -108,6 +108,34 @@ impl MemoryResource {
     }
 }
 
+/// What a client may show or check before it runs a tool: its title, and whether it can
+/// lose what is there (`destructiveHint`) or does nothing more when repeated
+/// (`idempotentHint`). No tool reads or writes beyond the workspace's `.metis/`.
+const ANNOTATIONS: [(&str, &str, bool, bool); 3] = [
+    // Appends: never loses an entry; a repeat adds it again.
+    ("memory_add", "Remember a fact", false, false),
+    // Rewrites an entry; a repeat finds nothing to replace, unless NEW contains OLD.
+    ("memory_replace", "Change a remembered fact", true, false),
+    // Rewrites the whole file; a repeat writes the same bytes.
+    (
+        "memory_consolidate",
+        "Rewrite a memory file whole",
+        true,
+        true,
+    ),
+];
+
+fn annotations(tool: &str) -> Option<ToolAnnotations> {
+    let (_, title, destructive, idempotent) = ANNOTATIONS.iter().find(|row| row.0 == tool)?;
+    Some(
+        ToolAnnotations::with_title(*title)
+            .read_only(false)
+            .destructive(*destructive)
+            .idempotent(*idempotent)
+            .open_world(false),
+    )
+}
+
 impl MemoryServer {
     /// `definitions` are the component's own (`Workspace::tool_definitions`), served as
     /// they are.
@@ -122,11 +150,15 @@ impl MemoryServer {
                             definition.name
                         )
                     })?;
-                Ok(Tool::new(
+                let tool = Tool::new(
                     definition.name.clone(),
                     definition.description.clone(),
                     Arc::new(schema),
-                ))
+                );
+                Ok(match annotations(&definition.name) {
+                    Some(annotations) => tool.annotate(annotations),
+                    None => tool,
+                })
             })
             .collect::<Result<_, String>>()?;
         Ok(MemoryServer {
