@@ -1,7 +1,6 @@
 //! The WASI layer: one read of a memory file, and an atomic replace, inside the `.metis`
 //! preopen. Symlinks are never followed, so nothing outside `.metis/` is ever reached.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -15,7 +14,9 @@ use wasip2::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
 
-use crate::lock::{WriteLock, is_stale, owner_token};
+use crate::errors::io_error;
+use crate::lock::{WriteLock, is_stale};
+use crate::settings::owner_token;
 
 /// The guest path the host pre-opens the workspace's `.metis/` at.
 const METIS_DIR: &str = ".metis";
@@ -284,75 +285,4 @@ fn write_all(fd: &Descriptor, mut bytes: &[u8]) -> Result<(), ErrorCode> {
         bytes = &bytes[n as usize..];
     }
     Ok(())
-}
-
-/// What the error codes a person may meet mean, in the words `strerror` uses; the WASI
-/// name follows in parentheses, so either can be searched for.
-const REASONS: &[(ErrorCode, &str)] = &[
-    (ErrorCode::Access, "permission denied"),
-    (ErrorCode::NotPermitted, "operation not permitted"),
-    (ErrorCode::ReadOnly, "read-only file system"),
-    (ErrorCode::InsufficientSpace, "no space left on device"),
-    (ErrorCode::Quota, "disk quota exceeded"),
-    (ErrorCode::FileTooLarge, "file too large"),
-    (ErrorCode::Io, "input/output error"),
-    (ErrorCode::NoEntry, "no such file or directory"),
-    (ErrorCode::NotDirectory, "not a directory"),
-    (ErrorCode::IsDirectory, "is a directory"),
-    (ErrorCode::Exist, "file exists"),
-    (ErrorCode::NameTooLong, "file name too long"),
-    (ErrorCode::Busy, "device or resource busy"),
-    (ErrorCode::TextFileBusy, "text file busy"),
-    (ErrorCode::CrossDevice, "invalid cross-device link"),
-    (ErrorCode::InsufficientMemory, "cannot allocate memory"),
-    (ErrorCode::Loop, "too many levels of symbolic links"),
-    (ErrorCode::Interrupted, "interrupted system call"),
-];
-
-/// The codes that mean this user may not write in `.metis/` (`read-only` is the mount,
-/// whoever the user).
-const PERMISSION: &[ErrorCode] = &[ErrorCode::Access, ErrorCode::NotPermitted];
-
-/// An I/O failure, as a person can act on it: what could not be done to which entry of
-/// `.metis/`, and why.
-/// `code` in words, then its WASI name: `input/output error (io)`.
-pub(crate) fn io_reason(code: ErrorCode) -> String {
-    format!("{} ({})", reason(code), code.name())
-}
-
-fn reason(code: ErrorCode) -> &'static str {
-    REASONS
-        .iter()
-        .find(|(known, _)| *known == code)
-        .map_or("error", |(_, reason)| reason)
-}
-
-pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
-    // Some runtimes (wasmtime 48) have no WASI code for EROFS and pass it on as `io`; the
-    // host then says the filesystem is mounted read-only, so every host names the cause.
-    let code = if code == ErrorCode::Io && crate::filesystem_read_only() {
-        ErrorCode::ReadOnly
-    } else {
-        code
-    };
-    let reason = reason(code);
-    let hint = if PERMISSION.contains(&code) {
-        "; check that this user may write in .metis/"
-    } else {
-        ""
-    };
-    let message = format!(
-        "cannot {action} .metis/{name}: {reason} ({}){hint}",
-        code.name()
-    );
-    // The causes a caller acts on differently get a kind of their own, the same under
-    // every host; the rest are `io`.
-    match code {
-        ErrorCode::ReadOnly => StoreError::ReadOnly { file, message },
-        ErrorCode::FileTooLarge => StoreError::FileTooLarge { file, message },
-        ErrorCode::InsufficientSpace | ErrorCode::Quota => {
-            StoreError::InsufficientSpace { file, message }
-        }
-        _ => StoreError::Io { file, message },
-    }
 }

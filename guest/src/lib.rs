@@ -5,10 +5,12 @@
 
 extern crate alloc;
 
+mod errors;
 mod fs;
 mod lock;
 mod no_std;
 mod session;
+mod settings;
 mod tools;
 
 use alloc::string::{String, ToString};
@@ -256,7 +258,7 @@ fn write_file<E: From<core::StoreError>>(
     vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
     let dir: &'static MetisDir = alloc::boxed::Box::leak(alloc::boxed::Box::new(MetisDir::open()));
-    if read_only() {
+    if settings::read_only() {
         return Err(core::StoreError::ReadOnly {
             file,
             message: "this workspace was opened read-only; nothing was written".into(),
@@ -293,7 +295,7 @@ fn write_file<E: From<core::StoreError>>(
     match unsynced {
         None => Ok(result),
         Some(code) => Err(core::StoreError::Unsynced {
-            reason: fs::io_reason(code),
+            reason: errors::io_reason(code),
             result,
         }
         .into()),
@@ -462,23 +464,3 @@ fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError 
 }
 
 export!(Component);
-
-/// Whether the host opened the workspace read-only (`METIS_MEMORY_READ_ONLY=1`): every
-/// write is refused with `read-only` before it touches anything, whatever the host's
-/// sandbox would also refuse, so every host says the same.
-fn read_only() -> bool {
-    environment_says("METIS_MEMORY_READ_ONLY")
-}
-
-/// Whether the host found `.metis/` on a filesystem mounted read-only
-/// (`METIS_MEMORY_READ_ONLY_FS=1`): a write is still tried (the mount may have changed),
-/// and an `io` failure is then `read-only`.
-pub(crate) fn filesystem_read_only() -> bool {
-    environment_says("METIS_MEMORY_READ_ONLY_FS")
-}
-
-fn environment_says(variable: &str) -> bool {
-    wasip2::cli::environment::get_environment()
-        .iter()
-        .any(|(name, value)| name == variable && value == "1")
-}

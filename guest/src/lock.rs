@@ -29,7 +29,8 @@ use wasip2::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
 
-use crate::fs::io_error;
+use crate::errors::io_error;
+use crate::settings::owner_token;
 
 /// The lock on one file, held from before the read until after the rename.
 pub struct WriteLock<'a> {
@@ -463,16 +464,6 @@ fn open_lock(dir: &Descriptor, name: &str) -> Option<Descriptor> {
         )
         .ok()?;
     (fd.get_type().ok()? == DescriptorType::RegularFile).then_some(fd)
-}
-
-/// This call's owner token: the host's (`METIS_MEMORY_OWNER`, hex), so that it can remove
-/// this call's lock and temporary file if the instance traps; random otherwise.
-pub fn owner_token() -> u64 {
-    wasip2::cli::environment::get_environment()
-        .into_iter()
-        .find(|(name, _)| name == "METIS_MEMORY_OWNER")
-        .and_then(|(_, hex)| u64::from_str_radix(&hex, 16).ok())
-        .unwrap_or_else(wasip2::random::random::get_random_u64)
 }
 
 fn create_exclusive(dir: &Descriptor, name: &str) -> Result<Descriptor, ErrorCode> {

@@ -1,0 +1,31 @@
+//! What the host says about this instance, in its environment (`wasi:cli/environment`).
+
+/// Whether the host opened the workspace read-only (`METIS_MEMORY_READ_ONLY=1`): every
+/// write is refused with `read-only` before it touches anything, whatever the host's
+/// sandbox would also refuse, so every host says the same.
+pub(crate) fn read_only() -> bool {
+    environment_says("METIS_MEMORY_READ_ONLY")
+}
+
+/// Whether the host found `.metis/` on a filesystem mounted read-only
+/// (`METIS_MEMORY_READ_ONLY_FS=1`): a write is still tried (the mount may have changed),
+/// and an `io` failure is then `read-only`.
+pub(crate) fn filesystem_read_only() -> bool {
+    environment_says("METIS_MEMORY_READ_ONLY_FS")
+}
+
+/// This call's owner token: the host's (`METIS_MEMORY_OWNER`, hex), so that it can remove
+/// this call's lock and temporary file if the instance traps; random otherwise.
+pub(crate) fn owner_token() -> u64 {
+    wasip2::cli::environment::get_environment()
+        .into_iter()
+        .find(|(name, _)| name == "METIS_MEMORY_OWNER")
+        .and_then(|(_, hex)| u64::from_str_radix(&hex, 16).ok())
+        .unwrap_or_else(wasip2::random::random::get_random_u64)
+}
+
+fn environment_says(variable: &str) -> bool {
+    wasip2::cli::environment::get_environment()
+        .iter()
+        .any(|(name, value)| name == variable && value == "1")
+}
