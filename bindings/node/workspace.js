@@ -1,0 +1,510 @@
+// The workspace: the component instantiated around the workspace's `.metis/`, opened and
+// checked first (preopen.js); a fresh instance for each write, with an owner token of its
+// own for the clean-up after a trap, and one kept for reads, dropped after a trap, past
+// 8 MiB, or when `.metis/` is another directory.
+
+import fs from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
+import { instantiate } from "./gen/metis_memory.js";
+import { setFuel } from "./meter.js";
+import { directoryId, metisDistrust, openDirectory, rootDistrust, sandboxFilesystem } from "./preopen.js";
+import { Session } from "./session.js";
+import { StoreError, ToolError, TrapError, WorkspaceError, componentErrorPayload, failure, storeError, toolError } from "./errors.js";
+import { DEFAULT_LIMITS, GUEST_CORE_MODULE, coreModules, limitsOption } from "./component.js";
+import { auditPolicy, composedPrompt, finding, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
+
+/** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
+const GUEST_METIS_DIR = ".metis";
+
+/** The guest names a call's lock and temporary file after this token. */
+const OWNER_ENV = "METIS_MEMORY_OWNER";
+
+/** Set to "1" for an instance of a read-only workspace (`wit/types.wit`, `read-only`). */
+const READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY";
+
+/** A kept instance grown past this is dropped after its call, so that one large call does
+ * not hold its memory for the life of the workspace (the Rust host's bound). */
+const KEPT_MEMORY_BYTES = 8 << 20;
+
+/** How many times a write is run again after its `.metis/` vanished under it. */
+const VANISHED_RETRIES = 3;
+
+class Workspace {
+  #root;
+  #followMetisLink;
+  #readOnly;
+  #trustForeignMetis;
+  #limits;
+  /** The instance reads run on between calls, with the `.metis/` it sees (`metis`, its
+   * directoryId) and holds open (`opened`, an OpenedDir; undefined for none). */
+  #kept;
+
+  constructor(root, options = {}) {
+    this.#root = path.resolve(text(root, "workspace path"));
+    this.#followMetisLink = options.followMetisLink === true;
+    this.#readOnly = options.readOnly === true;
+    this.#trustForeignMetis = options.trustForeignMetis === true;
+    this.#limits = limitsOption(options.limits);
+  }
+
+  /** Whether `.metis/` is pre-opened read-only for every call: reads work, every write
+   * fails (an `io` StoreError, or a ToolError with its text) and changes nothing. */
+  get readOnly() {
+    return this.#readOnly;
+  }
+
+  get root() {
+    return this.#root;
+  }
+
+  get limits() {
+    return this.#limits;
+  }
+
+  get metisDir() {
+    return path.join(this.#root, ".metis");
+  }
+
+  async read(file) {
+    return this.#store("read", file, (s, f) => s.read(f));
+  }
+
+  async exists(file) {
+    return this.#store("read", file, (s, f) => s.exists(f));
+  }
+
+  async sizeBytes(file) {
+    return this.#store("read", file, (s, f) => Number(s.sizeBytes(f)));
+  }
+
+  async softCap(file) {
+    return this.#store("read", file, (s, f) => Number(s.softCap(f)));
+  }
+
+  async hardCap(file) {
+    return this.#store("read", file, (s, f) => Number(s.hardCap(f)));
+  }
+
+  async addEntry(file, entry) {
+    text(entry, "entry");
+    return this.#store("write", file, (s, f) => writeResult(s.addEntry(f, entry)));
+  }
+
+  async replace(file, oldText, newText) {
+    text(oldText, "oldText");
+    text(newText, "newText");
+    return this.#store("write", file, (s, f) => writeResult(s.replace(f, oldText, newText)));
+  }
+
+  async consolidate(file, content) {
+    text(content, "content");
+    return this.#store("write", file, (s, f) => writeResult(s.consolidate(f, content)));
+  }
+
+  async consolidateIfUnchanged(file, content, expectedHash) {
+    text(content, "content");
+    text(expectedHash, "expectedHash");
+    return this.#store("write", file, (s, f) =>
+      writeResult(s.consolidateIfUnchanged(f, content, expectedHash)),
+    );
+  }
+
+  async assembleSystemPrompt(base = "") {
+    text(base, "base");
+    // Errors name their file in their payload; MEMORY.md only fills describe-error's
+    // argument, as in the Rust host.
+    return this.#store("read", "MEMORY.md", (s) => s.assembleSystemPrompt(base));
+  }
+
+  async composeSystemPrompt(base = "", audit = "off") {
+    text(base, "base");
+    auditPolicy(audit);
+    return this.#store("read", "MEMORY.md", (s) => composedPrompt(s.composeSystemPrompt(base, audit)));
+  }
+
+  async audit(file) {
+    return this.#store("read", file, (s, f) => s.audit(f).map(finding));
+  }
+
+  async toolDefinitions() {
+    return this.#run("read", (root) =>
+      root.tools.definitions().map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: JSON.parse(tool.inputSchema),
+      })),
+    );
+  }
+
+  async callTool(name, input, options = {}) {
+    text(name, "name");
+    const inputText = toolInput(input);
+    const { seen, withheld, scan } = options;
+    const policy = scanPolicy(scan);
+    const callOptions =
+      seen === undefined && withheld === undefined
+        ? undefined
+        : { scan: policy, seen: seenVersions(seen), withheld: (withheld ?? []).map(witFile) };
+    return this.#run("write", (root) => {
+      try {
+        let success;
+        if (callOptions) success = root.tools.callWithOptions(name, inputText, callOptions);
+        else if (scan) success = root.tools.callWithPolicy(name, inputText, policy);
+        else success = root.tools.call(name, inputText);
+        return toolSuccess(success);
+      } catch (e) {
+        const refused = componentErrorPayload(e);
+        if (!refused) throw e;
+        throw toolError(refused.payload);
+      }
+    });
+  }
+
+  /** A conversation with this workspace's memory: prompts composed under `audit`, tool
+   * calls scanned under `scan` and held to what the model has seen (session.js). */
+  session({ audit = "omit", scan } = {}) {
+    auditPolicy(audit);
+    const policy = scanPolicy(scan);
+    // Each runs the component and keeps the session it returns in one synchronous step
+    // (`keep`), so concurrent calls of one session each take the one before's session.
+    return new Session(this, audit, {
+      systemPrompt: (base, keep) => {
+        text(base, "base");
+        return this.#store("read", "MEMORY.md", (s) => {
+          const { prompt, session } = s.composeSessionPrompt(base, audit);
+          keep(session, sessionState(session));
+          return composedPrompt(prompt);
+        });
+      },
+      callTool: async (name, input, kept, keep) => {
+        text(name, "name");
+        const inputText = toolInput(input);
+        const outcome = await this.#run("write", (root) => {
+          const { outcome, session } = root.tools.callInSession(name, inputText, policy, kept());
+          keep(session, sessionState(session));
+          return outcome;
+        });
+        if (outcome.tag === "err") throw toolError(outcome.val);
+        return toolSuccess(outcome.val);
+      },
+      nextResponse: (kept, keep) =>
+        this.#run("read", (root) => {
+          const session = root.tools.nextResponse(kept());
+          keep(session, sessionState(session));
+        }),
+    });
+  }
+
+  /** A `store` call about `file`; a refusal carries the component's text for it. */
+  #store(access, file, op) {
+    const wit = witFile(file);
+    return this.#run(access, (root) => {
+      try {
+        return op(root.store, wit);
+      } catch (e) {
+        const refused = componentErrorPayload(e);
+        if (!refused) throw e;
+        const message = root.store.describeError(wit, refused.payload);
+        throw storeError(refused.payload, message, wit);
+      }
+    });
+  }
+
+  /** Runs `f` on an instance that sees `.metis/`: a read on the kept instance, a write on
+   * a fresh one (after creating `.metis/`), then undoes what a failed write left behind. */
+  async #run(access, f) {
+    const modules = await coreModules(this.#limits.memoryBytes);
+    // Nothing awaits from here on, so the checks below hold for the call they precede.
+    return access === "read" ? this.#read(modules, f) : this.#write(modules, f);
+  }
+
+  /** Runs the read `f` on the kept instance if it was made for the `.metis/` there now
+   * (the same directory, or none), else on one made now; it is kept for the next read
+   * unless the call failed other than by the store's refusal (a trapped instance must not
+   * be entered again) or its memory grew past KEPT_MEMORY_BYTES. The kept instance holds
+   * the directory it was made for open, so a `.metis` swapped after the check below is
+   * not what it reads. */
+  #read(modules, f) {
+    const metis = directoryId(this.#existingMetisDir());
+    // Taken for this call, and put back only if it is still fit to use.
+    let kept = this.#kept;
+    this.#kept = undefined;
+    if (kept && kept.metis !== metis) {
+      drop(kept);
+      kept = undefined;
+    }
+    try {
+      if (kept?.opened) this.#checkTrust(kept.opened);
+      if (!kept) {
+        const opened = metis === undefined ? undefined : this.#openMetisDir();
+        try {
+          kept = { metis: opened?.id, opened, ...this.#instantiate(modules, opened, ownerToken(), true) };
+        } catch (e) {
+          opened?.close();
+          throw e;
+        }
+      }
+      const value = this.#call(kept, f);
+      this.#keep(kept);
+      return value;
+    } catch (e) {
+      if (kept && e instanceof StoreError) this.#keep(kept);
+      else if (kept) drop(kept);
+      throw e;
+    }
+  }
+
+  /** Puts `kept` back for the next read, unless it grew past KEPT_MEMORY_BYTES. */
+  #keep(kept) {
+    if (kept.guest.exports.memory.buffer.byteLength <= KEPT_MEMORY_BYTES) this.#kept = kept;
+    else drop(kept);
+  }
+
+  /** Runs the write `f` on a fresh instance with an owner token of its own, so that after
+   * a trap exactly its lock and temporary file can be told apart and removed. A read-only
+   * workspace's instance can change nothing, so nothing is cleaned up after it. */
+  #write(modules, f) {
+    // A write whose `.metis/` vanished under it (another writer's refused first write
+    // removes the `.metis/` it created while still empty) wrote nothing there, and runs
+    // again in the new one.
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= VANISHED_RETRIES;
+      const created = this.#prepare();
+      // Pre-opened as opened here, never through a link swapped in after the check.
+      let opened;
+      try {
+        opened = this.#openMetisDir();
+      } catch (e) {
+        if (created) this.#removeCreated();
+        throw e;
+      }
+      if (!opened && !this.#readOnly) {
+        if (!last) continue;
+        throw new WorkspaceError(`${this.metisDir} was removed as the call began; nothing was written`);
+      }
+      const owner = ownerToken();
+      try {
+        return this.#call(this.#instantiate(modules, opened, owner, this.#readOnly), f);
+      } catch (e) {
+        if (e instanceof TrapError && !this.#readOnly && opened) this.#recoverAfterTrap(modules, opened, owner, e);
+        if (created) this.#removeCreated();
+        // A call that created `.metis/` removed it itself just now.
+        if (!(e instanceof TrapError) && !created && !last && opened && !this.#readOnly && this.#vanished(opened.id)) continue;
+        throw e;
+      } finally {
+        opened?.close();
+      }
+    }
+  }
+
+  /** Removes the `.metis/` this call created, if it is still empty. */
+  #removeCreated() {
+    try {
+      fs.rmdirSync(this.metisDir);
+    } catch {
+      // Not empty (another writer's file is there) or already gone: leave it.
+    }
+  }
+
+  /** Whether `.metis/` is no longer the directory `metis` names (removed, or replaced). */
+  #vanished(metis) {
+    try {
+      return directoryId(this.#existingMetisDir()) !== metis;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A new instance that sees the `.metis/` `opened` (none if undefined; through a
+   * read-only pre-open if `readOnly`), and no environment but `owner`. Its guest core
+   * instance (`guest`) holds the fuel and the memory. `opened` must stay open for as long
+   * as the instance is used. */
+  #instantiate(modules, opened, owner, readOnly) {
+    let guest;
+    try {
+      const { filesystem, preopen } = sandboxFilesystem(opened, readOnly);
+      const shim = new WASIShim({
+        filesystem,
+        sandbox: {
+          preopens: preopen === undefined ? {} : { [GUEST_METIS_DIR]: preopen },
+          // The component refuses every write of a read-only workspace itself, with
+          // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
+          env: { [OWNER_ENV]: owner, ...(readOnly ? { [READ_ONLY_ENV]: "1" } : {}) },
+          args: [],
+          enableNetwork: false,
+        },
+      });
+      const root = instantiate((name) => modules.get(name), shim.getImportObject(), (module, imports) => {
+        const instance = new WebAssembly.Instance(module, imports);
+        if (module === modules.get(GUEST_CORE_MODULE)) {
+          // Instantiating may run guest code, which is metered too.
+          setFuel(instance, this.#limits.fuel);
+          guest = instance;
+        }
+        return instance;
+      });
+      return { root, guest };
+    } catch (e) {
+      throw failure(e, guest);
+    }
+  }
+
+  /** Runs `f` on `instance` with the whole fuel limit, as every call gets. */
+  #call(instance, f) {
+    setFuel(instance.guest, this.#limits.fuel);
+    try {
+      return f(instance.root);
+    } catch (e) {
+      throw failure(e, instance.guest);
+    }
+  }
+
+  /** The component's `recover-after-trap`, on a fresh instance given the trapped call's
+   * `owner`: it removes what that call left in `.metis/` (its lock, put back if another
+   * writer's; its pending lock; its temporary file) and says whether its write landed,
+   * which `trap.written` then tells the caller. Run under the default fuel: the caller's
+   * limit may be what the trapped call ran out of. If even this traps, the lock is left
+   * to expire (a lease, as after a crash) and what landed is not known. */
+  #recoverAfterTrap(modules, opened, owner, trap) {
+    try {
+      const instance = this.#instantiate(modules, opened, owner, false);
+      setFuel(instance.guest, DEFAULT_LIMITS.fuel);
+      const landing = instance.root.store.recoverAfterTrap();
+      trap.written = landing === "untraced" ? null : landing === "written";
+    } catch {
+      trap.written = null;
+    }
+  }
+
+  /** Makes sure `.metis/` is there for a write to pre-open; whether this call created it:
+   * only a write to a workspace that is not read-only creates it, and not in a root this
+   * user may not trust. */
+  #prepare() {
+    if (this.#existingMetisDir() || this.#readOnly) return false;
+    this.#checkRoot();
+    try {
+      fs.mkdirSync(this.metisDir, { mode: 0o700 });
+    } catch (e) {
+      if (e.code === "EEXIST") return false;
+      throw new WorkspaceError(`cannot create ${this.metisDir}: ${e.message}`, { cause: e });
+    }
+    // The new entry in the workspace directory is made durable before anything is written
+    // into it, as the rename of a file into `.metis/` is by its own sync.
+    let fd;
+    try {
+      fd = fs.openSync(this.root, "r");
+      fs.fsyncSync(fd);
+      return true;
+    } catch (e) {
+      try {
+        fs.rmdirSync(this.metisDir);
+      } catch {}
+      throw new WorkspaceError(`cannot sync ${this.root} after creating .metis/ in it: ${e.message}`, { cause: e });
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  }
+
+  /** `.metis/` opened (an OpenedDir, which the caller closes) and checked, or undefined
+   * when there is none: never through a symbolic link this workspace was not told to
+   * follow, and only a directory this user may trust. */
+  #openMetisDir() {
+    const dir = this.metisDir;
+    let opened;
+    try {
+      opened = openDirectory(dir, this.#followMetisLink);
+    } catch (e) {
+      // None at that moment (what a read finds then is no memory; a write creates it
+      // again); else say why as #existingMetisDir does (a link refused, not a directory),
+      // and a directory again by now means it was swapped meanwhile.
+      if (e.code === "ENOENT" || this.#existingMetisDir() === undefined) return undefined;
+      if (e.code === "ELOOP" || e.code === "ENOTDIR") {
+        throw new WorkspaceError(
+          `${dir} changed as it was opened (it was a symbolic link or not a directory a moment ago: ${e.message}), so it is refused`,
+          { cause: e },
+        );
+      }
+      throw new WorkspaceError(`cannot open ${dir}: ${e.message}`, { cause: e });
+    }
+    try {
+      this.#checkTrust(opened);
+    } catch (e) {
+      opened.close();
+      throw e;
+    }
+    return opened;
+  }
+
+  /** Refuses `opened` (this workspace's `.metis/`) if another user owns it, or if it is in
+   * a root every user can write and it has no sticky bit; unless `trustForeignMetis`. */
+  #checkTrust(opened) {
+    if (this.#trustForeignMetis) return;
+    let distrust;
+    try {
+      distrust = metisDistrust(opened, this.#root, this.metisDir);
+    } catch (e) {
+      throw new WorkspaceError(`cannot check ${this.metisDir}: ${e.message}`, { cause: e });
+    }
+    if (distrust) throw new WorkspaceError(distrust);
+  }
+
+  /** Refuses to create `.metis/` in a root every user can write that has no sticky bit;
+   * unless `trustForeignMetis`. */
+  #checkRoot() {
+    if (this.#trustForeignMetis) return;
+    let distrust;
+    try {
+      distrust = rootDistrust(this.#root);
+    } catch (e) {
+      throw new WorkspaceError(`cannot check ${this.#root}: ${e.message}`, { cause: e });
+    }
+    if (distrust) throw new WorkspaceError(distrust);
+  }
+
+  /** `.metis/`'s stat if it exists, else undefined; an error if something other than a
+   * directory is there, or a symbolic link this workspace was not told to follow. */
+  #existingMetisDir() {
+    const dir = this.metisDir;
+    let isLink = false;
+    try {
+      isLink = fs.lstatSync(dir).isSymbolicLink();
+    } catch {}
+    if (isLink && !this.#followMetisLink) {
+      let target = "";
+      try {
+        target = fs.readlinkSync(dir);
+      } catch {}
+      throw new WorkspaceError(
+        `${dir} is a symbolic link to ${target}: memory would be read and written outside this workspace, so it is refused (if you keep memory there on purpose, pass { followMetisLink: true } to openWorkspace)`,
+      );
+    }
+    let stat;
+    try {
+      stat = fs.statSync(dir, { bigint: true });
+    } catch (e) {
+      if (e.code === "ENOENT") return undefined;
+      throw new WorkspaceError(`cannot access ${dir}: ${e.message}`, { cause: e });
+    }
+    if (!stat.isDirectory()) throw new WorkspaceError(`${dir} exists but is not a directory`);
+    return stat;
+  }
+}
+
+/** Closes the `.metis/` a dropped kept instance held open. */
+function drop(kept) {
+  kept.opened?.close();
+}
+
+/** A call's owner token: its lock and temporary file are named after it. */
+function ownerToken() {
+  return randomBytes(8).toString("hex");
+}
+
+/** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched
+ * until a call is made. Options: `followMetisLink`, `readOnly`, `trustForeignMetis`,
+ * `limits`. */
+export function openWorkspace(root, options) {
+  return new Workspace(root, options);
+}
