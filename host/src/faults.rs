@@ -27,6 +27,12 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 /// The error a failed call returns (the code the guest sees).
 pub use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 
+/// How many instances of the component this process has made so far: reads on a kept
+/// instance make none.
+pub fn instances_made() -> u64 {
+    crate::runtime::INSTANCES_MADE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// One filesystem call the guest is about to make.
 #[derive(Clone, Copy, Debug)]
 pub struct WasiCall<'a> {

@@ -264,8 +264,16 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
     store.limiter(|ctx| &mut ctx.limits);
     store.set_fuel(call.limits.fuel).map_err(trap)?;
     let instance = pre.instantiate(&mut store).map_err(trap)?;
+    #[cfg(feature = "fault-injection")]
+    INSTANCES_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok((store, instance))
 }
+
+/// How many instances this process has made, for tests of instance keeping (see
+/// `faults::instances_made`).
+#[cfg(feature = "fault-injection")]
+pub(crate) static INSTANCES_MADE: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
 
 /// A kept instance grown past this is discarded after its call, so one large call does
 /// not keep its memory for the life of the process.

@@ -24,10 +24,67 @@ fn running_out_of_fuel_is_a_trap_error_and_the_next_call_works() {
         other => panic!("expected a trap, got {other:?}"),
     }
     assert_eq!(t.snapshot(), before);
-    // The same workspace value with enough fuel, and the starved one for a cheap call.
+    // The next call, with enough fuel, works.
     assert_eq!(t.ws.read(M).unwrap(), "kept\n");
     t.ws.add_entry(M, "next").unwrap();
     assert_eq!(t.bytes(M).unwrap(), b"kept\nnext\n");
+}
+
+/// A write that runs out of fuel while it holds its lock (the fault hook sees the guest
+/// open its lock file before the trap) leaves nothing behind: the host's clean-up after the
+/// trap (`recover-after-trap`) removes the lock and any temporary file. The 1,000 units of
+/// the test above stop the call before it touches `.metis/`, so only this one would see
+/// the clean-up go missing.
+#[test]
+fn running_out_of_fuel_while_holding_the_lock_leaves_nothing_behind() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use metis_memory::faults::FaultHook;
+
+    let t = TestWorkspace::new();
+    t.put(M, "kept\n");
+    let before = t.snapshot();
+    let locked = Arc::new(AtomicBool::new(false));
+    let seen = locked.clone();
+    let hook = FaultHook::new(move |call| {
+        if call.path.is_some_and(|p| p.ends_with(".lock")) {
+            seen.store(true, Ordering::SeqCst);
+        }
+        None
+    });
+    let hooked = t.ws.clone().with_fault_hook(hook);
+    let add = |fuel: u64| {
+        t.put(M, "kept\n");
+        locked.store(false, Ordering::SeqCst);
+        let limits = Limits {
+            fuel,
+            ..Limits::default()
+        };
+        hooked.clone().with_limits(limits).add_entry(M, "- more")
+    };
+    let (mut low, mut high) = (1u64, Limits::default().fuel);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if add(middle).is_ok() {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    let mut held = 0;
+    for fuel in (high / 2..high).rev().step_by((high / 100).max(1) as usize) {
+        if let Err(Error::Trap { written, .. }) = add(fuel)
+            && locked.load(Ordering::SeqCst)
+        {
+            held += 1;
+            assert_eq!(t.metis_names(), ["MEMORY.md"], "fuel {fuel}: left behind");
+            if written == Some(false) {
+                assert_eq!(t.snapshot(), before, "fuel {fuel}");
+            }
+        }
+    }
+    assert!(held > 0, "no budget trapped while holding the lock");
 }
 
 #[test]
