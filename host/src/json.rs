@@ -1,5 +1,6 @@
 //! JSON shapes with the spec's snake_case field names, shared by the CLI's `--json`
-//! output and the conformance runner, so every host renders results the same way.
+//! output, the MCP server and the conformance runner, so the Rust surfaces render results
+//! the same way (the Python and Node packages have their own types).
 
 use crate::{
     AuditFinding, ComposedPrompt, Error, FileVersion, MemoryEvent, StoreError, ToolDefinition,

@@ -11,8 +11,9 @@
 //! # Ok::<(), metis_memory::Error>(())
 //! ```
 //!
-//! Every call runs in a fresh instance of the embedded component (compiled once per
-//! process) under fuel and memory [`Limits`]; the component sees only `.metis/`.
+//! Every call runs in an instance of the embedded component (compiled once, and kept
+//! in a per-user cache across processes) under fuel and memory [`Limits`]: a fresh one for
+//! each write, one the workspace keeps for reads; the component sees only `.metis/`.
 
 mod cache;
 mod error;
