@@ -54,7 +54,7 @@ fn main() {
         std::fs::read(&built).unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
     std::fs::write(out_dir.join("metis_memory.wasm"), &wasm)
         .unwrap_or_else(|e| panic!("cannot write the component: {e}"));
-    // The key of the compiled-component cache (host/src/cache.rs), so that a process
+    // The key of the compiled-component cache (host/src/cache/), so that a process
     // need not hash the component to find it.
     let digest = sha2::Sha256::digest(&wasm);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();

@@ -1,6 +1,7 @@
-//! The compiled-component cache (host/src/cache.rs), through the real CLI: the first
+//! The compiled-component cache (host/src/cache/), through the real CLI: the first
 //! process compiles and keeps the result, the next ones load it; anything wrong with the
-//! cache costs a compile, never a call.
+//! cache costs a compile, never a call. The attack the entries' MAC stops is in
+//! `planted_cache.rs`, the key's checks in `cache_key.rs`.
 
 mod common;
 
@@ -150,11 +151,12 @@ fn off_or_an_unusable_directory_compiles_in_memory_and_every_call_works() {
     works(&t, &not_a_dir);
 }
 
-/// Under a file-size limit the cache cannot be written (and copy-on-write images in memfd
-/// files could not be either): the component is compiled in memory and copies its
-/// initial memory, and every call still works; once a cache file exists, its
-/// file-backed image needs no writing at all. SIGXFSZ keeps its default action (ending
-/// the process), as in a user's shell: the cache must not try a write the limit forbids.
+/// Under a file-size limit below the compiled component's size the cache cannot be
+/// written, nor can copy-on-write images or entries be copied into memfd files: the
+/// component is compiled in memory and copies its initial memory, and every call still
+/// works, whether or not an entry made without a limit (for another engine setting, so
+/// under another name) is there. SIGXFSZ keeps its default action (ending the process),
+/// as in a user's shell: the cache must not try a write the limit forbids.
 #[test]
 fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
     let t = TestWorkspace::new();
@@ -207,6 +209,49 @@ fn under_a_file_size_limit_calls_work_with_or_without_a_cache_file() {
         fs::read_to_string(t.metis().join("MEMORY.md")).unwrap(),
         "- under a limit\n- from the cache\n"
     );
+}
+
+/// Under a file-size limit above the entry's size, the entry is written, and the next
+/// process loads it by reading it into memory (a sealed memfd is a file the limit would
+/// stop): the path an entry takes where memfd files cannot be had.
+#[test]
+fn under_a_file_size_limit_an_entry_is_read_into_memory() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let limited = |args: &[&str]| {
+        // 8192 blocks of 512 bytes: 4 MiB, above the compiled component's size.
+        let script = "ulimit -f 8192; c=$1; ws=$2; shift 2; METIS_MEMORY_CACHE_DIR=$c exec \"$0\" --workspace \"$ws\" \"$@\"";
+        Command::new("sh")
+            .args(["-c", script, BIN])
+            .arg(&cache)
+            .arg(t.root())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let status = |out: Output| -> Value {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first = status(limited(&["--json", "status"]));
+    assert_eq!(first["component"]["source"], "compiled", "{first}");
+    let second = status(limited(&["--json", "status"]));
+    assert_eq!(second["component"]["source"], "cached", "{second}");
+    assert_eq!(second["component"]["path"], first["component"]["path"]);
+    let out = limited(&["add", "MEMORY.md", "- under a limit"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = limited(&["read", "MEMORY.md"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "- under a limit\n");
 }
 
 /// A relative cache directory would resolve inside whatever directory the process runs
@@ -263,24 +308,94 @@ fn a_relative_cache_directory_is_never_used() {
     );
 }
 
-/// A cache file wasmtime accepts but that is another component (the same name, other
-/// code) does not link against the store's world: it is compiled again, not an error.
+/// This user's cache key (docs/security.md, "The compiled-component cache"), read from
+/// where the library keeps it: `~/.local/state/metis-memory/cache-key` under the home
+/// directory of the password database. The library has made it by now.
+fn user_key() -> Vec<u8> {
+    // SAFETY: getpwuid returns a pointer to static storage or null, read at once.
+    let home = unsafe {
+        let entry = libc::getpwuid(libc::geteuid());
+        assert!(!entry.is_null());
+        PathBuf::from(std::ffi::CStr::from_ptr((*entry).pw_dir).to_str().unwrap())
+    };
+    fs::read(home.join(".local/state/metis-memory/cache-key")).unwrap()
+}
+
+/// An entry as the library writes it: header, HMAC-SHA256 under `key` of the header, the
+/// file name, a newline and the payload, then the payload.
+fn seal(key: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    const HEADER: &[u8] = b"metis-memory cache entry v1\n";
+    let mut block = [0u8; 64];
+    block[..key.len()].copy_from_slice(key);
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    inner.update(HEADER);
+    inner.update(name.as_bytes());
+    inner.update(b"\n");
+    inner.update(payload);
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    [HEADER, &outer.finalize()[..], payload].concat()
+}
+
+/// The component with no exports, compiled by an engine with the library's settings, so
+/// that wasmtime accepts it.
+fn another_component() -> Vec<u8> {
+    let mut config = wasmtime::Config::new();
+    config.consume_fuel(true).memory_init_cow(true);
+    let engine = wasmtime::Engine::new(&config).unwrap();
+    let empty_component = b"\0asm\x0d\x00\x01\x00";
+    engine.precompile_component(empty_component).unwrap()
+}
+
+/// An entry of this user's with a right MAC that wasmtime accepts but that is another
+/// component (which only a collision of the component's SHA-256 could give) does not link
+/// against the store's world: it is compiled again, not an error.
 #[test]
 fn a_cache_file_holding_another_component_is_compiled_again() {
     let t = TestWorkspace::new();
     let cache = t.root().join("cache");
     let (_, path) = source(&t, &cache);
     let good = fs::read(&path).unwrap();
-    // The same engine settings as the library's cached engine, so wasmtime accepts it.
-    let mut config = wasmtime::Config::new();
-    config.consume_fuel(true).memory_init_cow(true);
-    let engine = wasmtime::Engine::new(&config).unwrap();
-    let empty_component = b"\0asm\x0d\x00\x01\x00";
-    fs::write(&path, engine.precompile_component(empty_component).unwrap()).unwrap();
+    let name = Path::new(&path).file_name().unwrap().to_str().unwrap();
+    fs::write(&path, seal(&user_key(), name, &another_component())).unwrap();
 
     let (how, again, reason) = component(&t, &cache);
     assert_eq!((how.as_str(), again.as_str()), ("compiled", path.as_str()));
     assert!(reason.contains("did not link"), "{reason}");
     assert_eq!(fs::read(&path).unwrap(), good, "rewritten whole");
     works(&t, &cache);
+}
+
+/// The MAC binds the entry's name (the component's SHA-256 and the engine): an entry of
+/// this user's made for another name, moved under this one, is compiled again; so is
+/// wasmtime's bare output (no header, no MAC), as the cache held before it had a key, and
+/// one sealed under another key.
+#[test]
+fn an_entry_moved_from_another_name_bare_or_under_another_key_is_compiled_again() {
+    let t = TestWorkspace::new();
+    let cache = t.root().join("cache");
+    let (_, path) = source(&t, &cache);
+    let good = fs::read(&path).unwrap();
+    let name = Path::new(&path).file_name().unwrap().to_str().unwrap();
+    let payload = &good[28 + 32..];
+    // The same engine, another component's SHA-256.
+    let other = name.replacen(&name["component-".len()..][..64], &"0".repeat(64), 1);
+    assert_ne!(other, name);
+    for (what, bytes) in [
+        (
+            "moved from another name",
+            seal(&user_key(), &other, payload),
+        ),
+        ("bare", payload.to_vec()),
+        ("under another key", seal(&[7u8; 32], name, payload)),
+    ] {
+        fs::write(&path, bytes).unwrap();
+        let (how, _, reason) = component(&t, &cache);
+        assert_eq!(how, "compiled", "{what}: {reason}");
+        assert_eq!(fs::read(&path).unwrap(), good, "{what}: rewritten whole");
+    }
+    assert_eq!(component(&t, &cache).0, "cached");
 }

@@ -1,5 +1,7 @@
 """The compiled component cache: a new process loads it instead of compiling, and a
-missing, stale, corrupt or unsafe cache is ignored (the component is compiled again)."""
+missing, stale, corrupt or unsafe cache is ignored (the component is compiled again). The
+policy it follows is `_cache`'s (the entry format and key: `test_cache_entry.py`,
+`test_cache_key.py`; the attack the key stops: `test_planted_cache.py`)."""
 
 from __future__ import annotations
 
@@ -64,19 +66,16 @@ def test_a_corrupt_or_truncated_cache_is_compiled_again(cache: Path, tmp_path: P
         assert compiled.read_bytes() == good, "the cache was not rewritten"
 
 
-def test_a_checksummed_file_that_is_not_a_compiled_component_is_compiled_again(
+def test_an_entry_with_a_right_mac_that_is_not_a_compiled_component_is_compiled_again(
     cache: Path, tmp_path: Path
 ) -> None:
-    import hashlib
-
-    from metis_memory import _runtime
+    from metis_memory import _cache
 
     start(cache, tmp_path)
     [compiled] = cached_files(cache)
-    payload = b"\x7fELF not really"
-    compiled.write_bytes(
-        _runtime.MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    )
+    key = _cache.user_key()
+    assert key is not None
+    compiled.write_bytes(_cache.seal(key, compiled.name, b"\x7fELF not really"))
     assert start(cache, tmp_path) == "compiled"
 
 

@@ -4,21 +4,20 @@ limited instance per write, and for reads one kept between calls (see `KeptInsta
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import secrets
-import stat
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
 from wasmtime import Config, Engine, Store, WasiConfig, WasmtimeError
 from wasmtime.component import Component, ExportIndex, Func, Instance, Linker
 
+from . import _cache
+from ._cache import file_size_limited
 from ._types import Limits
 from .errors import ComponentTrap, MemoryStoreError, MetisWorkspaceError
 
@@ -30,12 +29,7 @@ READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY"
 # Set when `.metis/` is on a read-only mount: wasmtime passes EROFS to the guest as `io`,
 # and the component names the cause with this (`wit/types.wit`, `read-only`).
 READ_ONLY_FS_ENV = "METIS_MEMORY_READ_ONLY_FS"
-CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 COMPONENT_FILE = "metis_memory.wasm"
-# Engine settings the compiled code depends on: part of the cache key.
-ENGINE_TAG = "fuel"
-MAGIC = b"metis-memory compiled component\n"
-MAX_CACHE_BYTES = 256 << 20
 # A kept instance may not grow past this (the Rust and Node hosts' bound), so that one
 # large call does not hold its memory for the life of the store.
 KEPT_MEMORY_BYTES = 8 << 20
@@ -45,108 +39,6 @@ T = TypeVar("T")
 
 def component_bytes() -> bytes:
     return resources.files(__package__).joinpath(COMPONENT_FILE).read_bytes()
-
-
-def cache_dir() -> Path | None:
-    """Where compiled components are kept: `$METIS_MEMORY_CACHE_DIR` (`off` disables it),
-    else `$XDG_CACHE_HOME/metis-memory`, else `~/.cache/metis-memory`. `None` when it is
-    off, cannot be created, or is not a directory only this user can write.
-
-    A relative path is never used: it would resolve inside whatever directory the process
-    runs in, perhaps a cloned repository whose committed files would then be loaded as
-    compiled code. A relative `$METIS_MEMORY_CACHE_DIR` turns the cache off; a relative
-    `$XDG_CACHE_HOME` is ignored, as the XDG base directory specification says."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit == "off":
-        return None
-    if explicit:
-        path = Path(explicit)
-        if not path.is_absolute():
-            return None
-    else:
-        xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".")
-        home = Path(os.environ.get("HOME") or ".")
-        if xdg.is_absolute():
-            base = xdg
-        elif home.is_absolute():
-            base = home / ".cache"
-        else:
-            return None
-        path = base / "metis-memory"
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(path)
-    except OSError:
-        return None
-    private = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
-    return path if private and not info.st_mode & 0o022 else None
-
-
-def cache_path(directory: Path, wasm: bytes) -> Path:
-    version = metadata.version("wasmtime")
-    digest = hashlib.sha256(wasm).hexdigest()
-    tag = f"{ENGINE_TAG}-nocow" if file_size_limited() else ENGINE_TAG
-    return directory / f"component-wasmtime{version}-{tag}-{digest}.cwasm"
-
-
-def file_size_limited() -> bool:
-    """Whether this process runs under a file-size limit (`RLIMIT_FSIZE`)."""
-    try:
-        import resource
-    except ImportError:  # not Unix
-        return False
-    return resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
-
-
-def load_cached(engine: Engine, path: Path) -> Component | None:
-    """The compiled component at `path`, if it is a regular file of this user's, not
-    writable by others, whose checksum matches; `None` otherwise (then it is recompiled)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if (
-            not stat.S_ISREG(info.st_mode)
-            or info.st_uid != os.getuid()
-            or info.st_mode & 0o022
-            or info.st_size > MAX_CACHE_BYTES
-        ):
-            return None
-        data = f.read(MAX_CACHE_BYTES + 1)
-    header = len(MAGIC) + 65
-    if not data.startswith(MAGIC) or len(data) < header:
-        return None
-    checksum, payload = data[len(MAGIC) : header - 1], data[header:]
-    if hashlib.sha256(payload).hexdigest().encode() != checksum:
-        return None
-    try:
-        return Component.deserialize(engine, payload)
-    except WasmtimeError:
-        return None
-
-
-def store_cached(path: Path, component: Component) -> None:
-    """Writes the compiled component atomically (a private temporary file, synced, renamed
-    into place); a failure only means the next process compiles again."""
-    payload = bytes(component.serialize())
-    data = MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 @dataclass
@@ -193,9 +85,12 @@ def build_runtime() -> Runtime:
         wasm = component_bytes()
     except OSError as e:
         raise ComponentTrap(f"cannot load the memory component: {e}") from e
-    directory = cache_dir()
-    path = cache_path(directory, wasm) if directory else None
-    component = load_cached(engine, path) if path else None
+    # The compiled-component cache (`_cache`): used only with this user's key, which
+    # authenticates every entry, so that a planted file is never run.
+    directory = _cache.cache_dir()
+    key = _cache.user_key() if directory else None
+    path = _cache.cache_path(directory, wasm) if directory and key else None
+    component = _cache.load_cached(engine, path, key) if path and key else None
     loaded_from = "cache"
     if component is None:
         loaded_from = "compiled"
@@ -203,8 +98,8 @@ def build_runtime() -> Runtime:
             component = Component(engine, wasm)
         except WasmtimeError as e:
             raise ComponentTrap(f"cannot load the memory component: {e}") from e
-        if path:
-            store_cached(path, component)
+        if path and key:
+            _cache.store_cached(path, component, key)
     linker = Linker(engine)
     linker.add_wasip2()
     return Runtime(engine, linker, component, loaded_from, {})

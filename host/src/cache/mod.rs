@@ -1,18 +1,40 @@
 //! The compiled component, kept on disk so that a process does not compile it again.
 //!
-//! Compiling the component takes 0.1-0.2 s; loading it compiled (an `mmap` of the file)
-//! takes well under a millisecond, and a file-backed image also lets instances map the
-//! guest's initial memory copy-on-write instead of copying it. The file is keyed by the
-//! engine's compatibility hash (wasmtime's version and every setting the compiled code
-//! depends on) and the component's SHA-256, lives in a directory only this user can
-//! write, is written atomically, and is recompiled whenever it is missing, not this
-//! user's, writable by others, or refused by wasmtime (another version, truncated,
-//! garbage). A cache that cannot be used never fails a call: the component is then
-//! compiled in memory, as before.
+//! Compiling the component takes 0.1-0.2 s; loading a cache entry (copying it where
+//! nothing can change it, checking its MAC, and handing wasmtime that copy) about a
+//! millisecond, most of it hashing the entry. The policy, the
+//! same in the Python package (`bindings/python/src/metis_memory/_cache.py`), is
+//! docs/security.md's "The compiled-component cache":
+//!
+//! - an entry is named `component-{SHA-256 of the component}-{engine}.cwasm`, the engine
+//!   part being here `rust-` and wasmtime's compatibility hash (its version and every
+//!   setting the compiled code depends on);
+//! - it lives in an absolute directory (`$METIS_MEMORY_CACHE_DIR`, else
+//!   `$XDG_CACHE_HOME/metis-memory`, else `~/.cache/metis-memory`) of this user's that no
+//!   one else can write, created 0700;
+//! - it is a header, an HMAC-SHA256 and wasmtime's bytes ([`entry`]), the MAC under a
+//!   per-user key kept outside every cache directory ([`key`]) and over the name as well
+//!   as the bytes, so that neither a repository nor an environment variable can supply a
+//!   file this process will run: a cache directory may be inside a checkout;
+//! - it is copied where nothing can change it (a sealed memfd on Linux, [`sealed`]; else
+//!   this process's memory), its MAC checked over that copy, and that copy deserialized,
+//!   so nothing can change between the check and the use;
+//! - it is written to a private temporary file, synced, and renamed into place, and
+//!   compiled again (and replaced) whenever it is missing, not a regular file of this
+//!   user's that no one else can write, larger than [`MAX_CACHE_BYTES`], of another
+//!   format, of a wrong MAC, refused by wasmtime, or not linking.
+//!
+//! A cache that cannot be used (off, no usable directory or key, a file-size limit) never
+//! fails a call: the component is then compiled in memory, as before.
+
+mod entry;
+mod key;
+#[cfg(target_os = "linux")]
+mod sealed;
 
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use wasmtime::component::Component;
@@ -41,43 +63,50 @@ pub const CACHE_DIR_ENV: &str = "METIS_MEMORY_CACHE_DIR";
 /// Larger than any compiled form of the component: a bigger file is not ours.
 const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// The engine, the component, what `link` made of it, and where it came from. `config`
-/// is everything but copy-on-write memory images, which need the compiled code in a
-/// file. A cache file that wasmtime loads but that does not link (another component
-/// under the same name) is compiled again like any other unusable file.
+/// The engine, the component, what `link` made of it, and where it came from. A cache
+/// entry that wasmtime loads but that does not link (another component under the same
+/// name) is compiled again like any other unusable file.
 pub(crate) fn load<T>(
     mut config: Config,
     wasm: &[u8],
     wasm_sha256: &str,
     link: impl Fn(&Engine, &Component) -> wasmtime::Result<T>,
 ) -> wasmtime::Result<(Engine, Component, T, Source)> {
-    let reason = match cache_dir() {
-        Ok(dir) => {
-            config.memory_init_cow(true);
-            let engine = Engine::new(&config)?;
-            let path = dir.join(file_name(&engine, wasm_sha256));
-            let reason = match load_file(&engine, &path) {
+    // Instances map the guest's initial memory copy-on-write from a file: the sealed memfd
+    // an entry is loaded from, or, for a component compiled or read into memory, a memfd
+    // image wasmtime writes on first use. A file-size limit (`ulimit -f`) makes memfd
+    // writes fail, which would fail every call, so under one the initial memory is copied
+    // at instantiation instead. (The setting is part of wasmtime's compatibility hash, so
+    // the two kinds of entry have different names.)
+    config.memory_init_cow(file_size_limit().is_none());
+    let engine = Engine::new(&config)?;
+    let reason = match cache_dir().and_then(|dir| Ok((dir, key::user_key()?))) {
+        Ok((dir, key)) => {
+            let name = file_name(&engine, wasm_sha256);
+            let path = dir.join(&name);
+            let reason = match load_file(&engine, &key, &path, &name) {
                 Ok(component) => match link(&engine, &component) {
                     Ok(linked) => return Ok((engine, component, linked, Source::Cached(path))),
                     Err(e) => format!("the cache file did not link: {e}"),
                 },
                 Err(reason) => reason,
             };
-            match compile_to(&engine, wasm, &path) {
-                Ok(component) => {
-                    let linked = link(&engine, &component)?;
+            let bytes = engine.precompile_component(wasm)?;
+            // SAFETY: these bytes are what this engine serialized a moment ago.
+            let component = unsafe { Component::deserialize(&engine, &bytes)? };
+            let linked = link(&engine, &component)?;
+            match write_file(&key, &path, &name, &bytes) {
+                Ok(()) => {
                     return Ok((engine, component, linked, Source::Compiled { path, reason }));
                 }
-                Err(e) => format!("cannot write {}: {e}", path.display()),
+                Err(e) => {
+                    let reason = format!("cannot write {}: {e}", path.display());
+                    return Ok((engine, component, linked, Source::Uncached(reason)));
+                }
             }
         }
         Err(reason) => reason,
     };
-    // Without a file to map, copy-on-write images would live in memfd files, which a
-    // process under a file-size limit (`ulimit -f`) cannot write: copy the initial
-    // memory at instantiation instead.
-    config.memory_init_cow(false);
-    let engine = Engine::new(&config)?;
     let component = Component::new(&engine, wasm)?;
     let linked = link(&engine, &component)?;
     Ok((engine, component, linked, Source::Uncached(reason)))
@@ -144,23 +173,32 @@ fn private(meta: &fs::Metadata) -> bool {
     }
 }
 
+/// `component-{SHA-256 of the component}-rust-{engine}.cwasm`: the component and,
+/// through wasmtime's compatibility hash, wasmtime's version and every setting the
+/// compiled code depends on.
 fn file_name(engine: &Engine, wasm_sha256: &str) -> String {
     // SipHash with fixed keys: the same engine settings give the same name in every
     // process of this build.
     let mut hasher = std::hash::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     format!(
-        "component-{}-{:016x}.cwasm",
-        &wasm_sha256[..32],
+        "component-{wasm_sha256}-rust-{:016x}.cwasm",
         hasher.finish()
     )
 }
 
-/// The compiled component at `path` if it is a regular file of this user's that no one
-/// else can write, and wasmtime accepts it for this engine; otherwise why not. The file
-/// is opened (never through a link) before it is checked, and loaded through that same
-/// descriptor, so what is loaded is what was checked.
-fn load_file(engine: &Engine, path: &Path) -> Result<Component, String> {
+/// The compiled component in the entry at `path` (named `name`) if it is a regular file of
+/// this user's that no one else can write, its MAC is right under `key`, and wasmtime
+/// accepts it for this engine; otherwise why not. The file is opened (never through a
+/// link) before it is checked, its bytes are copied where nothing can change them (a
+/// sealed memfd on Linux, else this process's memory), and the bytes whose MAC was
+/// checked are the bytes deserialized.
+fn load_file(
+    engine: &Engine,
+    key: &[u8; 32],
+    path: &Path,
+    name: &str,
+) -> Result<Component, String> {
     let file = match crate::opened::open_no_follow(path, false) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("none yet".into()),
@@ -170,33 +208,47 @@ fn load_file(engine: &Engine, path: &Path) -> Result<Component, String> {
     if !meta.is_file() || !private(&meta) || meta.len() > MAX_CACHE_BYTES {
         return Err("the cache file is not a regular file only this user can write".into());
     }
-    let by_descriptor = crate::opened::descriptor_path(&file);
-    // SAFETY: wasmtime requires the file to be its own serialized output, unchanged while
-    // mapped. It is only ever written here, atomically (a private temporary file renamed
-    // into place, never modified after), in a directory only this user can write; and
-    // wasmtime checks its header (version, engine settings) before using it.
-    unsafe { Component::deserialize_file(engine, by_descriptor.as_deref().unwrap_or(path)) }
+    // A memfd is a file, whose writing a file-size limit would stop (with SIGXFSZ).
+    #[cfg(target_os = "linux")]
+    if file_size_limit().is_none() {
+        match sealed::load(engine, key, name, &file, meta.len()) {
+            Ok(component) => return Ok(component),
+            Err(sealed::Failed::Refused(reason)) => return Err(reason),
+            Err(sealed::Failed::Unavailable) => {}
+        }
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_CACHE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the cache file: {e}"))?;
+    let payload = entry::open(key, name, &bytes)?;
+    // SAFETY: wasmtime requires these bytes to be its own serialized output. Their MAC,
+    // under this user's key, which no repository or variable can supply, says this library
+    // (or the Python package, by the same policy) wrote them, under this name, so for this
+    // component and engine; both write only what wasmtime serialized, and wasmtime checks
+    // its header (version, engine settings) too. They are in this process's memory:
+    // nothing can change them after the check.
+    unsafe { Component::deserialize(engine, payload) }
         .map_err(|e| format!("wasmtime refused the cache file: {e}"))
 }
 
-/// Compiles the component, writes it to `path` atomically, and loads it from there (so
-/// that its memory image is backed by the file).
-fn compile_to(engine: &Engine, wasm: &[u8], path: &Path) -> wasmtime::Result<Component> {
-    let bytes = engine.precompile_component(wasm)?;
+/// Writes the entry `name` holding `bytes` at `path` atomically (a private temporary file,
+/// synced, renamed into place).
+fn write_file(key: &[u8; 32], path: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let entry = entry::seal(key, name, bytes);
     if let Some(limit) = file_size_limit()
-        && bytes.len() as u64 > limit
+        && entry.len() as u64 > limit
     {
         // Writing past the limit would raise SIGXFSZ, which ends a process that has not
         // ignored it: an optional cache must not cost the call.
-        wasmtime::bail!(
+        return Err(std::io::Error::other(format!(
             "the file size limit (ulimit -f, {limit} bytes) is below the compiled component's {} bytes",
-            bytes.len()
-        );
+            entry.len()
+        )));
     }
     let dir = path.parent().expect("a cache file has a directory");
     let temp = dir.join(format!(
-        ".{}.{:016x}.tmp",
-        path.file_name().unwrap().to_string_lossy(),
+        ".{name}.{:016x}.tmp",
         crate::runtime::owner_token()
     ));
     let written = (|| -> std::io::Result<()> {
@@ -205,19 +257,18 @@ fn compile_to(engine: &Engine, wasm: &[u8], path: &Path) -> wasmtime::Result<Com
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let mut file = options.open(&temp)?;
-        file.write_all(&bytes)?;
+        file.write_all(&entry)?;
         file.sync_all()?;
         fs::rename(&temp, path)
     })();
-    if let Err(e) = written {
+    if written.is_err() {
         let _ = fs::remove_file(&temp);
-        return Err(e.into());
     }
-    load_file(engine, path).map_err(|reason| wasmtime::format_err!("{reason}"))
+    written
 }
 
 /// The soft file size limit (`RLIMIT_FSIZE`) in bytes, if there is one.
-fn file_size_limit() -> Option<u64> {
+pub(crate) fn file_size_limit() -> Option<u64> {
     #[cfg(unix)]
     {
         let mut limit = libc::rlimit {
