@@ -9,7 +9,7 @@
 //! file renamed over the target; `.metis/` is created only by a write that succeeds. The
 //! JSON shapes are `host/src/json.rs`'s, the error kinds the WIT case names. What a case
 //! means, and what every step is checked for, is the shared `conformance_format`, the same
-//! as `host/tests/conformance.rs`'s.
+//! as `cli/tests/conformance.rs`'s.
 
 #[path = "conformance_format/mod.rs"]
 mod conformance_format;

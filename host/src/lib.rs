@@ -19,6 +19,7 @@ mod cache;
 mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
+#[cfg(feature = "json")]
 pub mod json;
 mod opened;
 mod runtime;

@@ -1,7 +1,7 @@
 // The repository README's JavaScript examples, against the installed tarball: every
 // ```js block runs as an ES module placed in the install directory (so that
 // `import "metis-memory"` resolves to the installed package), in a fresh temporary
-// directory as its working directory, and leaves memory there. host/tests/readme.rs
+// directory as its working directory, and leaves memory there. cli/tests/readme.rs
 // covers the README's other blocks.
 
 import { test } from "node:test";

@@ -1,7 +1,7 @@
 """The repository README's Python examples, against the installed wheel: every ```python
 block runs, every console session that runs `python3` prints what it shows, and the agent
 loop example (examples/agent_loop.py) does what its replayed model asks and sends what a
-model needs. host/tests/readme.rs covers the README's other blocks."""
+model needs. cli/tests/readme.rs covers the README's other blocks."""
 
 from __future__ import annotations
 

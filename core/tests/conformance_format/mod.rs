@@ -1,5 +1,5 @@
 //! The conformance format of `tests/conformance/` (its README describes it), for both Rust
-//! runners: `host/tests/conformance.rs` (the real component through `Workspace`) and
+//! runners: `cli/tests/conformance.rs` (the real component through `Workspace`) and
 //! `core/tests/conformance.rs` (the core with a `std::fs` shell). A runner says only how to
 //! run one step; everything else a case means is here, so the two cannot drift apart:
 //! reading the suites, one test per case, `given`, `expect`, the checks every step obeys,

@@ -600,7 +600,7 @@ fn print_report(
 }
 
 /// The start and end of the summary table, which `scripts/bench` copies into the README
-/// (and `host/tests/readme.rs` checks is the same there).
+/// (and `cli/tests/readme.rs` checks is the same there).
 pub const SUMMARY_BEGIN: &str = "<!-- bench-summary:begin -->";
 pub const SUMMARY_END: &str = "<!-- bench-summary:end -->";
 

@@ -17,36 +17,17 @@ macro_rules! complain {
     }};
 }
 
-pub mod color;
-pub mod diff;
-pub mod dry_run;
-pub mod edit;
-pub mod entries;
-pub mod failure;
-pub mod init;
-pub mod input;
-pub mod locate;
-pub mod mcp;
-pub mod merge;
-mod scratch;
-pub mod session;
-mod status;
-pub(crate) mod writes;
-
-pub use failure::Failure;
-pub use writes::{call, remove, write};
-
 use metis_memory::{
     AuditFinding, ComponentSource, ComposedPrompt, Error, MemoryFile, StoreError, ToolDefinition,
     ToolError, ToolSuccess, Workspace, WriteResult,
 };
 use serde_json::{Value, json};
 
+use crate::status::FileStatus;
 use metis_memory::json::{
     audit_finding_json, composed_prompt_json, error_json, tool_definition_json, tool_error_json,
     tool_success_json, write_result_json,
 };
-use status::FileStatus;
 
 /// The shape `tools` prints the definitions in: the LLM API they are for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -65,7 +46,7 @@ pub struct Output {
     /// Whether `status` colours its states.
     pub color: bool,
     /// How the workspace was chosen, for `status`.
-    pub located: locate::How,
+    pub located: crate::locate::How,
 }
 
 impl Output {
@@ -217,7 +198,7 @@ impl Output {
 
     /// `list`: one line per entry, `N  TEXT`; with `--json`, `{"file", "sha256",
     /// "entries": [{"number", "line", "text"}]}`.
-    pub fn entries(&self, file: MemoryFile, text: &str, entries: &[entries::Entry<'_>]) {
+    pub fn entries(&self, file: MemoryFile, text: &str, entries: &[crate::entries::Entry<'_>]) {
         if self.json {
             let listed: Vec<Value> = entries
                 .iter()
@@ -225,13 +206,17 @@ impl Output {
                 .collect();
             self.print_json(json!({
                 "file": file.file_name(),
-                "sha256": diff::sha256_hex(text.as_bytes()),
+                "sha256": crate::diff::sha256_hex(text.as_bytes()),
                 "entries": listed,
             }));
             return;
         }
         for entry in entries {
-            say!("{:>3}  {}\n", entry.number, diff::visible(entry.text));
+            say!(
+                "{:>3}  {}\n",
+                entry.number,
+                crate::diff::visible(entry.text)
+            );
         }
     }
 
@@ -254,7 +239,7 @@ impl Output {
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
                 "component": { "source": source, "path": path, "reason": reason },
-                "git": init::inspect(ws.root(), false).as_deref().map(init::json),
+                "git": crate::init::inspect(ws.root(), false).as_deref().map(crate::init::json),
             }));
             return Ok(());
         }
@@ -280,18 +265,18 @@ impl Output {
             "compiled" => say!("component: compiled now ({reason}), kept in {path}\n"),
             _ => say!("component: compiled in memory ({reason})\n"),
         }
-        if let Some(items) = init::inspect(ws.root(), false) {
-            say!("git:\n{}", init::describe(&items));
+        if let Some(items) = crate::init::inspect(ws.root(), false) {
+            say!("git:\n{}", crate::init::describe(&items));
         }
         Ok(())
     }
 
     /// What `init` found and did, and what it left for the person.
-    pub fn init(&self, items: &[init::Item]) {
+    pub fn init(&self, items: &[crate::init::Item]) {
         if self.json {
-            self.print_json(json!({ "git": init::json(items) }));
+            self.print_json(json!({ "git": crate::init::json(items) }));
         } else {
-            say!("{}", init::describe(items));
+            say!("{}", crate::init::describe(items));
         }
     }
 

@@ -48,8 +48,9 @@ pub(crate) static CORPUS: LazyLock<Corpus> = LazyLock::new(|| {
 
 /// The rules of the scan's invisible-characters part (docs/security.md, "Memory poisoning"); every
 /// other rule belongs to its injection-patterns part.
-const CHARACTER_RULES: [&str; 7] = [
+const CHARACTER_RULES: [&str; 8] = [
     "control-character",
+    "hidden-carriage-return",
     "hidden-format-character",
     "hidden-tag-character",
     "hidden-variation-selector",
@@ -62,7 +63,9 @@ const CHARACTER_RULES: [&str; 7] = [
 /// (anything but printable ASCII and ordinary whitespace, from a text of a character
 /// rule): what is left when an edit keeps a piece of such a text.
 fn holds_hidden_piece(text: &str) -> bool {
-    let ordinary = |c: char| c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\t' | '\r');
+    // A carriage return is ordinary in CRLF only; alone it is what `hidden-carriage-return`
+    // refuses.
+    let ordinary = |c: char| c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\t');
     text.chars().filter(|c| !ordinary(*c)).any(|c| {
         CORPUS
             .hostile

@@ -320,7 +320,7 @@ impl ServerHandler for MemoryServer {
         ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
             .with_server_info(
-                Implementation::new("metis-memory", env!("METIS_VERSION"))
+                Implementation::new("metis-memory", metis_memory::VERSION)
                     .with_title("metis-memory: bounded agent memory"),
             )
             .with_instructions(GUIDANCE)

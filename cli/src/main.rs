@@ -1,6 +1,31 @@
-//! `metis-memory`: inspect and edit a workspace's agent memory from a terminal or a script.
+//! `metis-memory`: inspect and edit a workspace's agent memory from a terminal or a script,
+//! serve it to an MCP client (`mcp`), and merge it through git (`merge`, `init`). A
+//! binary over the embedding library (`metis-memory`): every decision is the component's,
+//! this crate parses, presents, and speaks the protocols.
 
-mod cli;
+// First: `say!` and `complain!` are used by every module after it.
+#[macro_use]
+mod output;
+
+mod color;
+mod diff;
+mod dry_run;
+mod edit;
+mod entries;
+mod failure;
+mod init;
+mod input;
+mod locate;
+mod mcp;
+mod merge;
+mod scratch;
+mod session;
+mod status;
+mod writes;
+
+use failure::Failure;
+use output::{Output, ToolFormat};
+use writes::{call, remove, write};
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,10 +37,9 @@ use metis_memory::{
     ScanPolicy, Session, Workspace, WriteResult,
 };
 
-use cli::color::ColorWhen;
-use cli::failure::{Failure, clap_error, usage_error};
-use cli::input::{not_an_option, text_or_stdin, within_limit};
-use cli::{Output, ToolFormat};
+use color::ColorWhen;
+use failure::{clap_error, usage_error};
+use input::{not_an_option, text_or_stdin, within_limit};
 
 /// Inspect and edit the bounded agent memory kept in a workspace's `.metis/`.
 ///
@@ -26,7 +50,7 @@ use cli::{Output, ToolFormat};
 /// Exit status: 0 on success, 1 when the store refuses (the reason is printed on
 /// stderr), 2 on a usage error.
 #[derive(Parser)]
-#[command(name = "metis-memory", version = env!("METIS_VERSION"), max_term_width = 100)]
+#[command(name = "metis-memory", version = metis_memory::VERSION, max_term_width = 100)]
 struct Args {
     /// The workspace whose `.metis/` holds the memory [default: $METIS_WORKSPACE, else the
     /// nearest directory with a .metis at or above the current one, up to the repository's
@@ -400,7 +424,7 @@ fn main() -> ExitCode {
         marker_size,
     } = args.command
     {
-        return cli::merge::run(&cli::merge::MergeArgs {
+        return merge::run(&merge::MergeArgs {
             base,
             ours,
             theirs,
@@ -408,7 +432,7 @@ fn main() -> ExitCode {
             marker_size,
         });
     }
-    let (root, located) = match cli::locate::locate(args.workspace) {
+    let (root, located) = match locate::locate(args.workspace) {
         Ok(found) => found,
         Err(message) => {
             usage_error(args.json, &message);
@@ -423,7 +447,7 @@ fn main() -> ExitCode {
         workspace = workspace.trust_foreign_metis();
     }
     if let Command::Mcp { no_scan, audit } = args.command {
-        return cli::mcp::serve(workspace, scan_policy(no_scan), audit);
+        return mcp::serve(workspace, scan_policy(no_scan), audit);
     }
     let out = Output {
         json: args.json,
@@ -456,7 +480,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         Command::Size { file } => out.size(file, ws.size_bytes(file)?),
         Command::List { file } => {
             let text = ws.read(file)?;
-            out.entries(file, &text, &cli::entries::entries(&text));
+            out.entries(file, &text, &entries::entries(&text));
         }
         Command::Add {
             file,
@@ -465,7 +489,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             scan,
         } => {
             let entry = text_or_stdin(entry, "ENTRY")?;
-            cli::write(ws, out, file, diff.diff, || {
+            write(ws, out, file, diff.diff, || {
                 scanned(ws, file, scan, Edit::AddEntry(entry))
             })?;
         }
@@ -487,7 +511,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     "OLD is empty, and an empty text occurs everywhere, so there is no one place to replace: give the text to replace (to add an entry, use `metis-memory add`; to rewrite the file, `metis-memory edit` or `metis-memory consolidate`)".to_owned(),
                 ));
             }
-            cli::write(ws, out, file, diff.diff, || {
+            write(ws, out, file, diff.diff, || {
                 let replacement = Replacement {
                     old_text: old,
                     new_text: new,
@@ -500,7 +524,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             n,
             expect_hash,
             diff,
-        } => cli::remove(ws, out, file, n, expect_hash, diff.diff)?,
+        } => remove(ws, out, file, n, expect_hash, diff.diff)?,
         Command::Consolidate {
             file,
             content,
@@ -516,9 +540,9 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 }),
                 None => Edit::Consolidate(content),
             };
-            cli::write(ws, out, file, diff.diff, || scanned(ws, file, scan, edit))?;
+            write(ws, out, file, diff.diff, || scanned(ws, file, scan, edit))?;
         }
-        Command::Edit { file, diff } => cli::edit::edit(ws, out, file, diff.diff)?,
+        Command::Edit { file, diff } => edit::edit(ws, out, file, diff.diff)?,
         Command::Prompt {
             base,
             audit,
@@ -529,7 +553,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 Some(path) => {
                     let mut held = ws.session().with_audit(audit);
                     let prompt = held.system_prompt(&base)?;
-                    cli::session::save(&path, held.state())?;
+                    session::save(&path, held.state())?;
                     out.prompt(&prompt)
                 }
                 None => out.prompt(&ws.compose_system_prompt(&base, audit)?),
@@ -547,11 +571,10 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         }
         Command::Status => out.status(ws)?,
         Command::Init { keep_user_out } => {
-            let items =
-                cli::init::init(ws.root(), keep_user_out).map_err(|message| Failure::Cli {
-                    kind: "init",
-                    message,
-                })?;
+            let items = init::init(ws.root(), keep_user_out).map_err(|message| Failure::Cli {
+                kind: "init",
+                message,
+            })?;
             out.init(&items);
         }
         Command::Tools { format } => out.tool_definitions(&ws.tool_definitions()?, format),
@@ -569,20 +592,20 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let input = text_or_stdin(input, "JSON")?;
             let scan = scan_policy(no_scan);
             if let Some(path) = session {
-                let state = cli::session::load(&path)?;
+                let state = session::load(&path)?;
                 let mut held = Session::resume(ws.clone(), state).with_scan(scan);
                 if new_response {
                     held.next_response();
                 }
                 if dry_run {
                     let options = held.options();
-                    cli::dry_run::call(ws, out, &tool, &input, &options)?;
+                    dry_run::call(ws, out, &tool, &input, &options)?;
                     return Ok(());
                 }
                 // Made now, so a session that cannot be saved stops the call before it
                 // writes: after a write, failing would invite a retry that repeats it.
-                let pending = cli::session::Pending::create(&path)?;
-                let outcome = cli::call(ws, out, &tool, &input, diff.diff, |tool, input| {
+                let pending = session::Pending::create(&path)?;
+                let outcome = call(ws, out, &tool, &input, diff.diff, |tool, input| {
                     held.call_tool(tool, input)
                 });
                 if let Err(Failure::Cli { message, .. }) = pending.commit(held.state()) {
@@ -595,7 +618,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 return outcome;
             }
             if tool == "memory_consolidate" && !unheld {
-                cli::session::require_seen(&input, &seen)?;
+                session::require_seen(&input, &seen)?;
             }
             let options = CallOptions {
                 scan,
@@ -603,9 +626,9 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 withheld: Vec::new(),
             };
             if dry_run {
-                cli::dry_run::call(ws, out, &tool, &input, &options)?;
+                dry_run::call(ws, out, &tool, &input, &options)?;
             } else {
-                cli::call(ws, out, &tool, &input, diff.diff, |tool, input| {
+                call(ws, out, &tool, &input, diff.diff, |tool, input| {
                     ws.call_tool_with_options(tool, input, &options)
                 })?;
             }
