@@ -1,4 +1,4 @@
-"""Which instance a call runs on. Reads share one the store keeps (`_runtime.KeptInstance`,
+"""Which instance a call runs on. Reads share one the store keeps (`_kept.KeptInstance`,
 as the Rust host's); these show it isolates as a fresh instance would: every read sees the
 disk as it is now, fuel is whole for every call, a trap or a read that needs more than
 8 MiB leaves it behind, `.metis` is checked before every read and only read through an
@@ -23,6 +23,8 @@ from metis_memory import (
     Limits,
     MemoryStore,
     MetisWorkspaceError,
+    _kept,
+    _preopen,
     _runtime,
 )
 
@@ -217,7 +219,7 @@ def test_metis_created_replaced_or_removed_after_a_read_is_what_the_next_read_se
     assert len(made) == 4, "one instance for each .metis seen: none, created, replaced, gone"
 
 
-@pytest.mark.skipif(_runtime.descriptor_path(0) is None, reason="no /proc: the window remains")
+@pytest.mark.skipif(_preopen.descriptor_path(0) is None, reason="no /proc: the window remains")
 def test_the_kept_instance_holds_the_directory_that_was_checked_not_the_path(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,7 +233,7 @@ def test_the_kept_instance_holds_the_directory_that_was_checked_not_the_path(
     checked = ws.root / "checked"
     open_metis = store._open_metis_dir
 
-    def open_then_swap() -> _runtime.OpenedDir | None:
+    def open_then_swap() -> _preopen.OpenedDir | None:
         opened = open_metis()
         ws.metis.rename(checked)
         swapped.rename(ws.metis)
@@ -323,7 +325,7 @@ def test_without_proc_an_instance_pre_opened_by_name_serves_one_read(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / M).write_text("- elsewhere\n")
-    monkeypatch.setattr(_runtime, "descriptor_path", lambda fd: None)
+    monkeypatch.setattr(_preopen, "descriptor_path", lambda fd: None)
     instantiate = _runtime.instantiate
 
     def swapped_around(**kwargs: Any) -> _runtime.Exports:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from wasmtime.component import Variant
 
-from . import _runtime, _trust, _wit
+from . import _kept, _preopen, _runtime, _trust, _wit
 from ._runtime import STORE, TOOLS, Exports
 from ._types import (
     AuditFinding,
@@ -67,7 +67,7 @@ class MemoryStore:
     """The memory of the workspace at `workspace_path`: `.metis/MEMORY.md` and
     `.metis/USER.md`. Every call reads the files fresh, in a sandboxed instance that sees
     only `.metis/`: a fresh one for each write, one kept by this store for reads (see
-    `_runtime.KeptInstance`); `.metis/` is created (mode 0700) on the first write. A store
+    `_kept.KeptInstance`); `.metis/` is created (mode 0700) on the first write. A store
     may be used from several threads."""
 
     def __init__(
@@ -86,7 +86,7 @@ class MemoryStore:
         # unless this is set (see `_trust`).
         self._trust_foreign_metis = trust_foreign_metis
         self._read_only = read_only
-        self._kept = _runtime.KeptInstance()
+        self._kept = _kept.KeptInstance()
 
     @property
     def workspace_path(self) -> str:
@@ -397,7 +397,7 @@ class MemoryStore:
             raise MetisWorkspaceError(f"{metis} exists but is not a directory")
         return info
 
-    def _open_metis_dir(self) -> _runtime.OpenedDir | None:
+    def _open_metis_dir(self) -> _preopen.OpenedDir | None:
         """`.metis/` opened for pre-opening (`None` if there is none), never through a link
         unless this store follows one: the instance gets exactly the directory opened here,
         even if `.metis` is swapped for a link or another directory a moment later."""
@@ -429,13 +429,13 @@ class MemoryStore:
         except MetisWorkspaceError:
             os.close(fd)
             raise
-        exact = _runtime.descriptor_path(fd)
-        return _runtime.OpenedDir(
+        exact = _preopen.descriptor_path(fd)
+        return _preopen.OpenedDir(
             fd,
             exact or str(metis),
             (info.st_dev, info.st_ino),
             exact is not None,
-            _runtime.on_read_only_mount(fd),
+            _preopen.on_read_only_mount(fd),
         )
 
     def _create_metis_dir(self) -> bool:

@@ -1,0 +1,53 @@
+"""`.metis/` as the store opened it, for pre-opening: the directory checked, then given to
+wasmtime through a path that reaches exactly it (`/proc/thread-self/fd/N`), so a `.metis`
+swapped for a link between the check and the pre-open is not what the instance sees."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+DirId = tuple[int, int]
+
+
+@dataclass
+class OpenedDir:
+    """`.metis/` as the host opened it (`fd`, never through a link unless the store follows
+    one), for pre-opening: `path` reaches exactly that directory (see `descriptor_path`),
+    `id` is its device and inode."""
+
+    fd: int
+    path: str
+    id: DirId
+    # Whether `path` reaches the opened directory itself (`/proc/.../fd/N`), not its name,
+    # which a link swapped in before the pre-open would redirect.
+    exact: bool
+    # Whether its filesystem is mounted read-only (see `READ_ONLY_FS_ENV`).
+    read_only_fs: bool = False
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@functools.cache
+def _proc_fd() -> str | None:
+    return next((d for d in ("/proc/thread-self/fd", "/proc/self/fd") if os.path.isdir(d)), None)
+
+
+def on_read_only_mount(fd: int) -> bool:
+    """Whether the filesystem `fd` is on is mounted read-only."""
+    try:
+        return bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def descriptor_path(fd: int) -> str | None:
+    """A path that opens exactly what `fd` is, if the system has one: wasmtime pre-opens
+    a directory by path, and a path can be swapped for another directory or a link
+    between the moment it is checked and the moment it is opened; `/proc/thread-self/fd/N`
+    cannot (`thread-self` is this thread's descriptor table, the one wasmtime opens the
+    name from: `preopen_dir` opens it at once, on the calling thread)."""
+    directory = _proc_fd()
+    return None if directory is None else f"{directory}/{fd}"
