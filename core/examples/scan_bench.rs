@@ -1,6 +1,8 @@
 //! Timings of the poisoning scan: the median of many runs of `scan::scan` and
-//! `scan::findings` under `ScanPolicy::ALL` on a realistic 4 KB MEMORY.md (benign corpus
-//! lines), 4 KB of the hostile corpus, and 64 KB of near-miss tokens. Run with
+//! `scan::findings` under `ScanPolicy::ALL` on one short note (a tool call's entry), a
+//! realistic 4 KB MEMORY.md (benign corpus lines), 4 KB of the corpus's notes in other
+//! languages, 4 KB of the hostile corpus, and 64 KB of near-miss tokens in English and in
+//! the other languages. Run with
 //! `cargo run --release -p metis-memory-core --example scan_bench [input name part]`.
 
 use std::hint::black_box;
@@ -66,10 +68,23 @@ fn main() {
                 ignore forget the all any your our bypass disable new updated system \
                 ssh-rsa tee -a authorized_keys-not .env.example ~/.ssh/id_rsa.pub \
                 $token_count send post upload delete wipe everything\n";
+    // The notes in other languages, and the first words of their rules' phrases that never
+    // complete one: every start tries the other languages' patterns.
+    let other_languages: Vec<String> = benign.iter().filter(|t| !t.is_ascii()).cloned().collect();
+    let near_languages = "ignorez toutes les instructions ignora las reglas игнорируй все \
+                          правила 忽略 之前 的 设置 以前 の 設定 を 이전의 모든 설정을 पिछले सभी \
+                          नियम تجاهل جميع الملفات zignoruj wszystkie pliki önceki tüm dosyaları \
+                          abaikan semua berkas bỏ qua tất cả tệp du bist jetzt tu es désormais\n";
     let inputs = [
+        ("one short note", benign[0].clone()),
         ("benign MEMORY.md", fill(&benign, 4096, true)),
+        ("other languages", fill(&other_languages, 4096, true)),
         ("hostile corpus", fill(&hostile, 4096, false)),
         ("near misses", near.repeat(64 * 1024 / near.len() + 1)),
+        (
+            "languages' misses",
+            near_languages.repeat(64 * 1024 / near_languages.len() + 1),
+        ),
     ];
     let policy = ScanPolicy::ALL;
     println!(

@@ -1,7 +1,7 @@
-//! Hidden characters: controls; the default-ignorable code points (invisible format
-//! characters, variation selectors, the combining grapheme joiner, Hangul fillers, tag
-//! characters) except where a script or an emoji needs one; private-use and unassigned
-//! code points.
+//! Hidden characters: controls, and a carriage return outside CRLF; the default-ignorable
+//! code points (invisible format characters, variation selectors, the combining grapheme
+//! joiner, Hangul fillers, tag characters) except where a script or an emoji needs one;
+//! private-use and unassigned code points.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -56,6 +56,14 @@ fn flag_tags(chars: &[char], start: usize) -> usize {
     }
     0
 }
+
+/// A carriage return that is not part of a CRLF line break: a terminal (`cat`, `git
+/// diff`, `metis-memory read`) returns to the start of the line and prints what follows
+/// over what came before, so a reader sees only the end of the line while the model reads
+/// all of it.
+const LONE_CR: &str = "hidden-carriage-return";
+const LONE_CR_DETAIL: &str =
+    "carriage return without a line feed (a terminal hides the text before it)";
 
 /// An ASCII control other than a tab or a line break (ASCII's general category `Cc`).
 fn is_hidden_control(c: char) -> bool {
@@ -157,10 +165,14 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
     // In ASCII the only hidden characters are the controls (no tag, format, private-use
     // or unassigned character is ASCII).
     if text.is_ascii() {
+        let bytes = text.as_bytes();
         let mut line = 1;
-        for (at, &b) in text.as_bytes().iter().enumerate() {
+        for (at, &b) in bytes.iter().enumerate() {
             if b == b'\n' {
                 line += 1;
+            }
+            if b == b'\r' && bytes.get(at + 1) != Some(&b'\n') {
+                found(at, line, LONE_CR, '\r', LONE_CR_DETAIL);
             }
             if is_hidden_control(char::from(b)) {
                 found(
@@ -188,6 +200,9 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
         if c.is_ascii() {
             // Not a tag, a flag base or a joiner, and a control or nothing hidden.
             flag_until = i + 1;
+            if c == '\r' && chars.get(i + 1) != Some(&'\n') {
+                found(at, line, LONE_CR, c, LONE_CR_DETAIL);
+            }
             if is_hidden_control(c) {
                 found(at, line, "control-character", c, "control character");
             }

@@ -1,17 +1,116 @@
-//! Which rules may start at a token: built once per stream and scan from the rules' first
-//! slots, so a start is tried only by the rules whose first token it could be. Most tokens
-//! start none. The answer is a superset (exclusions are not applied): each rule it names is
-//! still matched in full.
+//! Which patterns may start at a token: built once per stream and scan from the patterns'
+//! first slots, so a start is tried only by the patterns whose first token it could be.
+//! Most tokens start none. The answer is a superset (exclusions are not applied): each
+//! pattern it names is still matched in full.
+//!
+//! A pattern is a rule's slots or, for a rule whose one slot is `Slot::Either` (a phrase
+//! in many languages, `languages.rs`), each of its alternatives: a French word starts only
+//! the French patterns, not the phrase in every language.
 
 use alloc::vec::Vec;
 
-use super::pattern::{Set, Slot, byte_mask, glob as glob_matches, required_bytes as required};
+use super::pattern::{
+    Set, Slot, byte_mask, entry_span, glob as glob_matches, required_bytes as required,
+};
 use super::rules::{RULES_TABLE, Stream};
 
-/// The rules (bit `i` is `RULES_TABLE[i]`) as one word.
-pub(super) type Rules = u128;
+/// A pattern of `RULES_TABLE[rule]`.
+pub(super) struct Pattern {
+    pub rule: usize,
+    pub slots: &'static [Slot],
+}
 
-const _: () = assert!(RULES_TABLE.len() <= Rules::BITS as usize);
+/// Every pattern, in table order (a rule's alternatives in their order).
+pub(super) fn patterns() -> Vec<Pattern> {
+    let mut out = Vec::new();
+    for (rule, entry) in RULES_TABLE.iter().enumerate() {
+        match entry.slots {
+            [Slot::Either(alternatives)] => {
+                out.extend(alternatives.iter().map(|&slots| Pattern { rule, slots }));
+            }
+            slots => out.push(Pattern { rule, slots }),
+        }
+    }
+    out
+}
+
+/// Which blocks of 128 code points a text has characters in, folded into 64 bits (so a
+/// superset): ASCII is block 0.
+pub(super) struct Blocks(u64);
+
+impl Blocks {
+    /// The blocks of the characters of `texts`.
+    pub(super) fn of<'t>(texts: impl IntoIterator<Item = &'t str>) -> Blocks {
+        let mut bits = 0;
+        for text in texts {
+            if text.is_ascii() {
+                bits |= 1;
+            } else {
+                bits |= text.chars().fold(0, |bits, c| bits | Blocks::bit(c));
+            }
+        }
+        Blocks(bits)
+    }
+
+    fn ascii(&self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    fn bit(c: char) -> u64 {
+        1 << ((c as u32 >> 7) % 64)
+    }
+
+    /// Whether a text with these blocks may have a token starting with `c`. A star (a
+    /// glob's) may stand for anything.
+    fn has(&self, c: char) -> bool {
+        c == '*' || self.0 & Blocks::bit(c) != 0
+    }
+}
+
+const WORDS: usize = 5;
+
+/// A set of patterns (bit `i` is `patterns()[i]`).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Patterns([u64; WORDS]);
+
+impl Patterns {
+    fn with(i: usize) -> Patterns {
+        let mut bits = Patterns::default();
+        bits.0[i / 64] |= 1 << (i % 64);
+        bits
+    }
+
+    pub(super) fn add(&mut self, other: Patterns) {
+        for (word, more) in self.0.iter_mut().zip(other.0) {
+            *word |= more;
+        }
+    }
+
+    /// Whether `other` has a pattern this set has not.
+    fn adds_to(&self, other: Patterns) -> bool {
+        self.0
+            .iter()
+            .zip(other.0)
+            .any(|(&word, more)| more & !word != 0)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.iter().all(|&word| word == 0)
+    }
+
+    /// The patterns, in order.
+    pub(super) fn iter(self) -> impl Iterator<Item = usize> {
+        self.0.into_iter().enumerate().flat_map(|(w, mut word)| {
+            core::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let bit = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    w * 64 + bit
+                })
+            })
+        })
+    }
+}
 
 /// How rare a byte is in ordinary text, lower is rarer: punctuation and anything outside
 /// ASCII, then digits, then letters from the least to the most frequent in English.
@@ -31,19 +130,21 @@ fn rarity(b: u8) -> usize {
 struct Glob {
     pattern: &'static [u8],
     required: u128,
-    rules: Rules,
+    rules: Patterns,
 }
 
 pub(super) struct FirstIndex {
-    /// Rules whose first token is not bounded by a set (a gap first): tried everywhere.
-    always: Rules,
-    /// Open addressing over the plain entries (length a power of two).
-    /// Each with its hash.
-    exact: Vec<Option<(u64, &'static str, Rules)>>,
-    /// The globs by their rarest required byte (folded), and those requiring none.
-    buckets: Vec<Vec<Glob>>,
+    /// Patterns whose first token is not bounded by a set (a gap first): tried everywhere.
+    always: Patterns,
+    /// The plain entries, each once with its hash and the patterns it starts, and an open
+    /// addressing table of their places plus 1 (0 is empty; the length a power of two).
+    entries: Vec<(u64, &'static str, Patterns)>,
+    table: Vec<u32>,
+    /// The globs by their rarest required byte (folded): those of byte `b` are
+    /// `globs[starts[b]..starts[b + 1]]`; then those requiring none, from `starts[128]`.
+    globs: Vec<Glob>,
+    starts: [u32; 129],
     keyed: u128,
-    unkeyed: Vec<Glob>,
 }
 
 /// The sets one of which the first token of a match is in, or `false` if a match may
@@ -62,144 +163,207 @@ fn first_sets(slots: &'static [Slot], out: &mut Vec<Set>) -> bool {
                 }
             }
             Slot::Gap(_) | Slot::Unless(_) => return false,
+            Slot::Either(alternatives) => {
+                return alternatives.iter().all(|slots| first_sets(slots, out));
+            }
         }
     }
     false
 }
 
+/// A hash of a token, eight bytes at a time (FxHash's step): the index hashes every entry
+/// of every first set on each scan, so a byte-at-a-time hash was most of its cost.
 fn hash(text: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = text.len() as u64;
+    let mut chunks = text.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
     }
-    h ^ (h >> 29)
+    let mut last = [0; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    h ^ (h >> 32)
 }
 
 impl FirstIndex {
-    pub(super) fn new(stream: Stream) -> FirstIndex {
-        let mut always = 0;
-        // The distinct first sets (by address) with the rules they start: many rules
-        // share one (the network commands, the readers).
-        let mut starting: Vec<(Set, Rules)> = Vec::new();
+    /// The index of `patterns` on `stream`, over the entries whose first character is in
+    /// a block of `present` (`Blocks::of` the text): a note in English never looks up the
+    /// words of the languages written in other scripts.
+    pub(super) fn new(stream: Stream, patterns: &[Pattern], present: &Blocks) -> FirstIndex {
+        let mut always = Patterns::default();
+        // The distinct first sets (by address) with the patterns they start: many patterns
+        // share one (the network commands, the readers). Open addressing by address.
+        let mut starting: Vec<(Set, Patterns)> = Vec::new();
+        // At most four first sets a pattern, so the table is never more than half full.
+        let mut places = alloc::vec![0u32; (patterns.len() * 8).next_power_of_two()];
         let mut sets = Vec::new();
-        for (index, rule) in RULES_TABLE.iter().enumerate() {
-            if rule.stream != stream {
+        for (index, pattern) in patterns.iter().enumerate() {
+            if RULES_TABLE[pattern.rule].stream != stream {
                 continue;
             }
-            let bit: Rules = 1 << index;
+            let bit = Patterns::with(index);
             sets.clear();
-            if !first_sets(rule.slots, &mut sets) {
-                always |= bit;
+            if !first_sets(pattern.slots, &mut sets) {
+                always.add(bit);
                 continue;
             }
-            for set in &sets {
-                match starting
-                    .iter_mut()
-                    .find(|(known, _)| core::ptr::eq(*known, *set))
-                {
-                    Some((_, rules)) => *rules |= bit,
-                    None => starting.push((set, bit)),
+            for &set in &sets {
+                let mask = places.len() - 1;
+                let mut place = hash(&(set.as_ptr() as usize).to_le_bytes()) as usize & mask;
+                loop {
+                    match places[place].checked_sub(1) {
+                        Some(i) if core::ptr::eq(starting[i as usize].0, set) => {
+                            starting[i as usize].1.add(bit);
+                            break;
+                        }
+                        Some(_) => place = (place + 1) & mask,
+                        None => {
+                            starting.push((set, bit));
+                            places[place] = u32::try_from(starting.len()).unwrap_or(u32::MAX);
+                            break;
+                        }
+                    }
                 }
             }
         }
-        let mut exact: Vec<(&'static str, Rules)> = Vec::new();
-        let mut globs: Vec<Glob> = Vec::new();
+        // A list holds one entry more than its spaces; the table is at most half full.
+        let count: usize = starting
+            .iter()
+            .flat_map(|(set, _)| set.iter())
+            .map(|list| list.bytes().filter(|&b| b == b' ').count() + 1)
+            .sum();
+        let size = (count * 2).next_power_of_two().max(16);
+        let mut entries: Vec<(u64, &'static str, Patterns)> = Vec::new();
+        let mut table = alloc::vec![0u32; size];
+        let mut keyed_globs: Vec<(u8, Glob)> = Vec::new();
         for (set, bits) in starting {
-            for entry in set.iter() {
-                if entry.starts_with('!') {
+            for entry in set.iter().flat_map(|list| list.split(' ')) {
+                let Some(&first) = entry.as_bytes().first() else {
+                    continue;
+                };
+                let kept = if first < 0x80 {
+                    first != b'!' && (first == b'*' || present.ascii())
+                } else {
+                    present.has(entry.chars().next().unwrap_or('*'))
+                };
+                if !kept {
                     continue;
                 }
+                // An entry of several tokens starts at the token of its first character.
+                let entry = match entry_span(entry) {
+                    1 => entry,
+                    _ => entry
+                        .char_indices()
+                        .nth(1)
+                        .map_or(entry, |(second, _)| &entry[..second]),
+                };
                 if entry.contains('*') {
-                    globs.push(Glob {
+                    let needed = required(entry.as_bytes());
+                    // The rarest byte a match needs; 128 if it needs none.
+                    let key = entry
+                        .bytes()
+                        .filter(|&b| needed & (1 << (b & 127)) != 0)
+                        .min_by_key(|&b| rarity(b))
+                        .map_or(128, |b| b & 127);
+                    let glob = Glob {
                         pattern: entry.as_bytes(),
-                        required: required(entry.as_bytes()),
+                        required: needed,
                         rules: bits,
-                    });
-                } else {
-                    exact.push((entry, bits));
+                    };
+                    keyed_globs.push((key, glob));
+                    continue;
+                }
+                let hashed = hash(entry.as_bytes());
+                let mut place = hashed as usize & (size - 1);
+                loop {
+                    match table[place].checked_sub(1) {
+                        Some(i) => {
+                            let (h, known, rules) = &mut entries[i as usize];
+                            if *h == hashed && *known == entry {
+                                rules.add(bits);
+                                break;
+                            }
+                            place = (place + 1) & (size - 1);
+                        }
+                        None => {
+                            entries.push((hashed, entry, bits));
+                            table[place] = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+                            break;
+                        }
+                    }
                 }
             }
         }
-        let size = (exact.len() * 2).next_power_of_two().max(16);
-        let mut table: Vec<Option<(u64, &'static str, Rules)>> = alloc::vec![None; size];
-        for (entry, bit) in exact {
-            let hashed = hash(entry.as_bytes());
-            let mut place = hashed as usize & (size - 1);
-            loop {
-                match &mut table[place] {
-                    Some((h, known, rules)) if *h == hashed && *known == entry => {
-                        *rules |= bit;
-                        break;
-                    }
-                    Some(_) => place = (place + 1) & (size - 1),
-                    empty @ None => {
-                        *empty = Some((hashed, entry, bit));
-                        break;
-                    }
-                }
-            }
-        }
-        let mut buckets: Vec<Vec<Glob>> = (0..128).map(|_| Vec::new()).collect();
+        // The globs in buckets by key, a counting sort.
+        let mut starts = [0u32; 129];
         let mut keyed = 0;
-        let mut unkeyed = Vec::new();
-        for glob in globs {
-            let key = glob
-                .pattern
-                .iter()
-                .copied()
-                .filter(|&b| glob.required & (1 << (b & 127)) != 0)
-                .min_by_key(|&b| rarity(b));
-            match key {
-                Some(b) => {
-                    keyed |= 1 << (b & 127);
-                    buckets[usize::from(b & 127)].push(glob);
-                }
-                None => unkeyed.push(glob),
+        for &(key, _) in &keyed_globs {
+            if key < 128 {
+                keyed |= 1 << key;
             }
+            if let Some(next) = starts.get_mut(usize::from(key) + 1) {
+                *next += 1;
+            }
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut next = starts;
+        let mut placed: Vec<Option<Glob>> = keyed_globs.iter().map(|_| None).collect();
+        for (key, glob) in keyed_globs {
+            let at = &mut next[usize::from(key)];
+            placed[*at as usize] = Some(glob);
+            *at += 1;
         }
         FirstIndex {
             always,
-            exact: table,
-            buckets,
+            entries,
+            table,
+            globs: placed.into_iter().flatten().collect(),
+            starts,
             keyed,
-            unkeyed,
         }
     }
 
-    /// The rules whose first slot `token` may match.
-    pub(super) fn rules_at(&self, token: &str) -> Rules {
+    /// The patterns whose first slot `token` may match.
+    pub(super) fn starts_at(&self, token: &str) -> Patterns {
         let bytes = token.as_bytes();
         let mut rules = self.always;
-        let size = self.exact.len();
+        let size = self.table.len();
         let hashed = hash(bytes);
         let mut place = hashed as usize & (size - 1);
-        while let Some((h, entry, bits)) = &self.exact[place] {
+        while let Some(i) = self.table[place].checked_sub(1) {
+            let (h, entry, bits) = &self.entries[i as usize];
             if *h == hashed && *entry == token {
-                rules |= bits;
+                rules.add(*bits);
                 break;
             }
             place = (place + 1) & (size - 1);
         }
-        if self.keyed == 0 && self.unkeyed.is_empty() {
+        if self.globs.is_empty() {
             return rules;
         }
         let mask = byte_mask(bytes);
-        let check = |glob: &Glob, rules: &mut Rules| {
-            if glob.rules & !*rules != 0
+        let check = |glob: &Glob, rules: &mut Patterns| {
+            if rules.adds_to(glob.rules)
                 && glob.required & !mask == 0
                 && glob_matches(glob.pattern, bytes)
             {
-                *rules |= glob.rules;
+                rules.add(glob.rules);
             }
         };
-        for g in &self.unkeyed {
+        let bucket = |b: usize| &self.globs[self.starts[b] as usize..self.starts[b + 1] as usize];
+        for g in &self.globs[self.starts[128] as usize..] {
             check(g, &mut rules);
         }
         let mut keys = mask & self.keyed;
         while keys != 0 {
             let key = keys.trailing_zeros() as usize;
             keys &= keys - 1;
-            for g in &self.buckets[key] {
+            for g in bucket(key) {
                 check(g, &mut rules);
             }
         }
@@ -212,11 +376,19 @@ mod tests {
     use super::*;
     use crate::scan::pattern::in_set;
 
-    /// Every plain entry and every glob of a first set reaches its rule.
+    /// Every plain entry and every glob of a first set reaches its pattern.
     #[test]
-    fn the_index_names_every_rule_a_first_token_may_start() {
+    fn the_index_names_every_pattern_a_first_token_may_start() {
+        let patterns = patterns();
+        assert!(patterns.len() <= WORDS * 64, "{} patterns", patterns.len());
+        // What the table of first sets in `FirstIndex::new` is sized for.
+        for pattern in &patterns {
+            let mut sets = Vec::new();
+            first_sets(pattern.slots, &mut sets);
+            assert!(sets.len() <= 4, "{} first sets", sets.len());
+        }
         for stream in [Stream::Words, Stream::Shell] {
-            let index = FirstIndex::new(stream);
+            let index = FirstIndex::new(stream, &patterns, &Blocks(u64::MAX));
             let probes = [
                 "curl",
                 "/usr/bin/curl",
@@ -240,18 +412,22 @@ mod tests {
                 "of=/dev/sda",
                 "zzz",
                 "",
+                "ignorez",
+                "忽",
+                "지시를",
+                "no",
             ];
             for probe in probes {
-                let found = index.rules_at(probe);
-                for (i, rule) in RULES_TABLE.iter().enumerate() {
-                    if rule.stream != stream {
+                let found: Vec<usize> = index.starts_at(probe).iter().collect();
+                for (i, pattern) in patterns.iter().enumerate() {
+                    if RULES_TABLE[pattern.rule].stream != stream {
                         continue;
                     }
                     let mut sets = Vec::new();
-                    let may = !first_sets(rule.slots, &mut sets)
+                    let may = !first_sets(pattern.slots, &mut sets)
                         || sets.iter().any(|set| in_set(set, probe));
                     if may {
-                        assert!(found & (1 << i) != 0, "{probe:?} may start rule {i}");
+                        assert!(found.contains(&i), "{probe:?} may start pattern {i}");
                     }
                 }
             }

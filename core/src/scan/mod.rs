@@ -3,14 +3,20 @@
 //! small set of prompt-injection, exfiltration, credential, persistence and destruction
 //! patterns, each with a stable id.
 //!
-//! The patterns are data (`rules.rs`): sequences of slots over one of two token streams
-//! of the NFKC-normalised, lowercased text (`tokens.rs`), each slot a set of small globs
-//! (`pattern.rs`). Every start position does bounded work (each slot reads at most a
-//! fixed number of tokens), so the cost grows with the length of the text, not faster.
+//! The patterns are data (`rules.rs`, and `languages/` for the same phrases in 17 other
+//! languages): sequences of slots over one of two token streams of the NFKC-normalised,
+//! lowercased text (`tokens.rs`), each slot a set of small globs (`pattern.rs`). Every
+//! start position does bounded work (each slot reads at most a fixed number of tokens, and
+//! a start is tried only by the patterns whose first token it may be, `index.rs`), so the
+//! cost grows with the length of the text, not faster.
 
 mod blame;
 mod hidden;
+mod images;
 mod index;
+// Word tables by language, packed a language to a few lines rather than a word to a line.
+#[rustfmt::skip]
+mod languages;
 mod pattern;
 mod rules;
 mod tokens;
@@ -25,10 +31,9 @@ use alloc::vec::Vec;
 
 pub use blame::{Blamed, Source, blame};
 
-use crate::sort::{sort, sort_by};
-use index::FirstIndex;
-use pattern::Set;
-use rules::{RULES_TABLE, SECRETS, Stream};
+use crate::sort::sort;
+use index::{Blocks, FirstIndex, Pattern};
+use rules::{RULES_TABLE, Stream};
 use tokens::Token;
 
 /// The bytes of the scan's Unicode tables (NFKC, character properties, look-alikes),
@@ -214,7 +219,10 @@ impl Lines {
 }
 
 fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
-    let normalized = tokens::normalize(text);
+    let tokens::Normalized {
+        text: normalized,
+        folds,
+    } = tokens::normalize(text);
     let lines = Lines::new(&normalized);
     let mut found = |precedence: Precedence, at: usize, id: &'static str, detail: String| {
         out.push(Candidate {
@@ -274,7 +282,7 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             format!("a line that reads as the prompt's own section header \"{title}\""),
         );
     }
-    for (at, kind, url) in exfiltration_images(&normalized) {
+    for (at, kind, url) in images::exfiltration_images(&normalized) {
         found(
             Precedence::Image { at },
             at,
@@ -282,23 +290,41 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             format!("{kind} sending data in its URL ({url})"),
         );
     }
-    let words = tokens::words(&normalized);
+    let words = tokens::words(&normalized, &folds);
     let shell = tokens::shell_tokens(&normalized);
-    // Each start is tried only by the rules whose first slot its token may match (most
+    // Each start is tried only by the patterns whose first slot its token may match (most
     // tokens start none), and each set's answer for a token is worked out once.
+    let patterns = index::patterns();
+    let present = Blocks::of(
+        core::iter::once(normalized.as_str()).chain(folds.iter().map(|(_, w)| w.as_str())),
+    );
     let mut matches: Vec<(usize, usize, usize)> = Vec::new();
     for (kind, stream) in [(Stream::Words, &words), (Stream::Shell, &shell)] {
-        let index = FirstIndex::new(kind);
+        let index = FirstIndex::new(kind, &patterns, &present);
         let mut matcher = pattern::Matcher::new(stream);
         for (start, token) in stream.iter().enumerate() {
-            let mut rules = index.rules_at(&token.text);
-            while rules != 0 {
-                let rule_index = rules.trailing_zeros() as usize;
-                rules &= rules - 1;
-                let rule = &RULES_TABLE[rule_index];
-                let Some(end) = matcher.match_at(rule.slots, start) else {
+            let mut starts = index.starts_at(&token.text);
+            if let Some(alt) = token.alt {
+                starts.add(index.starts_at(alt));
+            }
+            if starts.is_empty() {
+                continue;
+            }
+            // A rule's phrase in many languages matches once, by its first alternative.
+            let mut matched_rule = None;
+            for p in starts.iter() {
+                let Pattern {
+                    rule: rule_index,
+                    slots,
+                } = patterns[p];
+                if matched_rule == Some(rule_index) {
+                    continue;
+                }
+                let Some(end) = matcher.match_at(slots, start) else {
                     continue;
                 };
+                matched_rule = Some(rule_index);
+                let rule = &RULES_TABLE[rule_index];
                 if pattern::negated(&normalized, rule.not_after, stream, start)
                     || (rule.not_as_a_tools_purpose
                         && pattern::purpose_of_a_tool(&normalized, stream, start))
@@ -319,8 +345,14 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             Stream::Shell => &shell,
         };
         let mut detail = String::from("matched \"");
-        for (i, token) in stream[start..end].iter().enumerate() {
-            if i > 0 {
+        let matched = &stream[start..end];
+        for (i, token) in matched.iter().enumerate() {
+            // Words written without a space between them (Chinese, Japanese) are quoted so.
+            let adjacent = i > 0 && {
+                let before = &matched[i - 1];
+                rule.stream == Stream::Words && before.at + before.text.len() == token.at
+            };
+            if i > 0 && !adjacent {
                 detail.push(' ');
             }
             detail.push_str(&token.text);
@@ -351,124 +383,6 @@ fn ranks() -> Vec<usize> {
         ranks.push(rank);
     }
     ranks
-}
-
-/// Query parameters named after what an attacker wants, besides the secrets: an image
-/// URL with one carries data out. (`d` is not one: Gravatar's `?d=identicon` is the
-/// default picture.)
-const DATA_PARAMETERS: Set = &["data", "q", "prompt", "chat", "msg", "content"];
-
-/// Whether an image URL carries data out: a placeholder anywhere in it (`{…}`, `<…>`,
-/// `$VAR`, their URL encodings), in the host, the path or the query, or a query
-/// parameter named after data.
-fn carries_data(url: &str) -> bool {
-    let url = url.strip_prefix('<').unwrap_or(url);
-    let url = url.strip_suffix('>').unwrap_or(url);
-    let placeholder = url.contains(['{', '}', '<', '>', '$'])
-        || ["%7b", "%7d", "%3c", "%3e", "%24"]
-            .iter()
-            .any(|code| url.contains(code));
-    let named = url.split_once('?').is_some_and(|(_, query)| {
-        query.split('&').any(|param| {
-            let name = param.split('=').next().unwrap_or("");
-            SECRETS.contains(&name) || DATA_PARAMETERS.contains(&name)
-        })
-    });
-    placeholder || named
-}
-
-/// Every image whose URL carries data out (the image loads, and the data leaves), with
-/// where it starts, what kind it is and the URL: a markdown image (`![alt](url)`), a
-/// reference-style one (`![alt][label]`, `![label][]`, `![label]`, reported at the
-/// `[label]: url` line that gives its URL), and an HTML `<img src=…>`.
-fn exfiltration_images(text: &str) -> Vec<(usize, &'static str, &str)> {
-    let mut out = Vec::new();
-    // The labels of reference-style images.
-    let mut labels: Vec<&str> = Vec::new();
-    let mut from = 0;
-    while let Some(found) = text[from..].find("![") {
-        let at = from + found;
-        from = at + 2;
-        let rest = &text[from..];
-        let Some(close) = rest.find(']') else { break };
-        from += close + 1;
-        let alt = &rest[..close];
-        let after = &rest[close + 1..];
-        if let Some(destination) = after.strip_prefix('(') {
-            let url = destination.split([')', ' ', '\n']).next().unwrap_or("");
-            if carries_data(url) {
-                out.push((at, "markdown image", url));
-            }
-        } else if let Some(reference) = after.strip_prefix('[') {
-            let label = reference.split(']').next().unwrap_or("");
-            labels.push(if label.is_empty() { alt } else { label });
-        } else {
-            labels.push(alt);
-        }
-    }
-    sort(&mut labels);
-    labels.dedup();
-    if !labels.is_empty() {
-        let mut line_start = 0;
-        for line in text.split_inclusive('\n') {
-            let indent = line.len() - line.trim_start_matches(' ').len();
-            let definition = line[indent.min(3)..]
-                .strip_prefix('[')
-                .and_then(|rest| rest.split_once("]:"));
-            if let Some((label, rest)) = definition
-                && labels.binary_search(&label).is_ok()
-            {
-                let url = rest.split_whitespace().next().unwrap_or("");
-                if carries_data(url) {
-                    out.push((line_start, "markdown image", url));
-                }
-            }
-            line_start += line.len();
-        }
-    }
-    let mut from = 0;
-    while let Some(found) = text[from..].find("<img") {
-        let at = from + found;
-        let tag = &text[at + 4..];
-        let end = tag.find('>').unwrap_or(tag.len());
-        // The next tag starts after this one ends (an `<img` inside it is an attribute).
-        from = at + 4 + end;
-        if !tag.starts_with(|c: char| c.is_whitespace() || c == '/') {
-            from = at + 4;
-            continue;
-        }
-        if let Some(url) = html_src(&tag[..end])
-            && carries_data(url)
-        {
-            out.push((at, "HTML image", url));
-        }
-    }
-    // No two images start at one place, so the order of ties is moot.
-    sort_by(&mut out, |a, b| a.0 < b.0);
-    out
-}
-
-/// The value of the `src` attribute of an HTML tag's attributes: quoted with `"` or `'`,
-/// or bare up to a space.
-fn html_src(attributes: &str) -> Option<&str> {
-    let mut rest = attributes;
-    while let Some(found) = rest.find("src") {
-        let before = rest[..found].chars().next_back();
-        let after = rest[found + 3..].trim_start();
-        rest = &rest[found + 3..];
-        if before.is_some_and(|c| !c.is_whitespace()) {
-            continue;
-        }
-        let Some(value) = after.strip_prefix('=') else {
-            continue;
-        };
-        let value = value.trim_start();
-        return Some(match value.chars().next() {
-            Some(quote @ ('"' | '\'')) => value[1..].split(quote).next().unwrap_or(""),
-            _ => value.split_whitespace().next().unwrap_or(""),
-        });
-    }
-    None
 }
 
 /// The composer's section headers (`prompt.rs`): the first words of their titles, the
@@ -770,6 +684,27 @@ mod tests {
             scan(text, ScanPolicy::ALL).unwrap().detail,
             "chat role marker <|im_end|>"
         );
+    }
+
+    /// What `index::patterns` and `Matcher::match_at` rely on: a phrase in many languages
+    /// is a rule's one slot, never a slot among others.
+    #[test]
+    fn an_either_is_a_rules_only_slot() {
+        fn has_either(slots: &[pattern::Slot]) -> bool {
+            slots.iter().any(|slot| match slot {
+                pattern::Slot::Either(_) => true,
+                pattern::Slot::Unless(inner) => has_either(inner),
+                _ => false,
+            })
+        }
+        for rule in rules::RULES_TABLE {
+            match rule.slots {
+                [pattern::Slot::Either(alternatives)] => {
+                    assert!(alternatives.iter().all(|a| !has_either(a)), "{}", rule.id);
+                }
+                slots => assert!(!has_either(slots), "{}", rule.id),
+            }
+        }
     }
 
     #[test]

@@ -3,13 +3,23 @@
 use alloc::vec::Vec;
 
 use super::tokens::Token;
+use super::unicode::is_solo;
 
 /// Entries a token is matched against. A plain entry is an exact token; `*` in an entry
 /// matches any run of characters (`\*` a literal star); an entry starting with `!`
 /// excludes what it matches, as in a gitignore file: `["*id_rsa*", "!*.pub"]` is any
 /// token naming an `id_rsa` but not its public key. A token is in the set when some
-/// plain entry matches it and no `!` entry does.
+/// plain entry matches it and no `!` entry does. A string may hold several entries
+/// separated by spaces (no token has one): the word lists of `languages/` are one string
+/// each, which costs the component a pointer a list rather than a word.
 pub(super) type Set = &'static [&'static str];
+
+/// The entries of `set`, each string split at its spaces.
+pub(super) fn entries_of(set: Set) -> impl Iterator<Item = &'static str> {
+    set.iter()
+        .flat_map(|list| list.split(' '))
+        .filter(|entry| !entry.is_empty())
+}
 
 /// One position of a pattern.
 pub(super) enum Slot {
@@ -24,14 +34,31 @@ pub(super) enum Slot {
     /// Nothing, where the pattern given does not match: "include `.env`" but not
     /// "include `.env` in `.dockerignore`".
     Unless(&'static [Slot]),
+    /// The first of the patterns given that matches: one phrase in many languages. Only
+    /// as the last slot of a rule, and not inside another.
+    Either(&'static [&'static [Slot]]),
 }
 
-pub(super) use Slot::{Gap, Many, One, Opt, Unless};
+pub(super) use Slot::{Either, Gap, Many, One, Opt, Unless};
+
+/// How many tokens `entry` spans: each character of a run of Han or kana is a token of
+/// its own (`tokens::words`), so `忽略` is two; any other entry is one.
+pub(super) fn entry_span(entry: &str) -> usize {
+    if entry.as_bytes().first().is_none_or(u8::is_ascii) {
+        return 1;
+    }
+    let solo = entry.chars().count();
+    if solo > 1 && entry.chars().all(is_solo) {
+        solo
+    } else {
+        1
+    }
+}
 
 /// Whether `token` is in `set`.
 pub(super) fn in_set(set: Set, token: &str) -> bool {
     let mut included = false;
-    for entry in set {
+    for entry in entries_of(set) {
         match entry.strip_prefix('!') {
             Some(excluded) => {
                 if glob(excluded.as_bytes(), token.as_bytes()) {
@@ -137,34 +164,50 @@ pub(super) struct Matcher<'t, 'a> {
     rows: Vec<Row>,
 }
 
-/// One set, ready to answer: its entries, and per token 0 not yet known, 1 not in the
-/// set, 2 in it.
+/// One set, ready to answer: its plain entries of one token, its other entries (globs,
+/// exclusions, runs of several tokens), and per token 0 not yet known, 1 not in the set,
+/// 2 + n in it over n tokens.
 struct Row {
+    plain: Vec<&'static [u8]>,
     entries: Vec<Entry>,
+    /// Whether an entry spans several tokens.
+    runs: bool,
+    /// Whether an entry may match a token of ASCII, and one of other characters: the words
+    /// of one language's set are never looked for in another script.
+    ascii: bool,
+    other: bool,
     answers: Vec<u8>,
 }
 
 /// An entry of a set: a plain token or a glob, excluding (`!`) or not, with the bytes a
-/// glob's match must contain.
+/// glob's match must contain, and how many tokens it spans (`entry_span`).
 struct Entry {
     pattern: &'static [u8],
+    text: &'static str,
     excluded: bool,
     glob: bool,
     required: u128,
+    span: usize,
 }
 
 impl Entry {
     fn new(entry: &'static str) -> Entry {
         let (excluded, pattern) = match entry.strip_prefix('!') {
-            Some(rest) => (true, rest.as_bytes()),
-            None => (false, entry.as_bytes()),
+            Some(rest) => (true, rest),
+            None => (false, entry),
         };
-        let glob = pattern.contains(&b'*');
+        let glob = pattern.contains('*');
         Entry {
-            pattern,
+            pattern: pattern.as_bytes(),
+            text: pattern,
             excluded,
             glob,
-            required: if glob { required_bytes(pattern) } else { 0 },
+            required: if glob {
+                required_bytes(pattern.as_bytes())
+            } else {
+                0
+            },
+            span: entry_span(pattern),
         }
     }
 
@@ -175,6 +218,53 @@ impl Entry {
         } else {
             self.pattern == token
         }
+    }
+
+    /// Whether this entry of several tokens is `tokens[at..]`, one character each.
+    fn matches_run(&self, tokens: &[Token], at: usize) -> bool {
+        let Some(run) = tokens.get(at..at + self.span) else {
+            return false;
+        };
+        let mut chars = [0; 4];
+        self.text
+            .chars()
+            .zip(run)
+            .all(|(c, token)| token.text == *c.encode_utf8(&mut chars))
+    }
+}
+
+/// Whether a token is one Han or kana character, which may begin an entry of several.
+fn is_solo_token(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!((chars.next(), chars.next()), (Some(c), None) if !c.is_ascii() && is_solo(c))
+}
+
+impl Row {
+    /// Whether one token's text is in the set's entries of one token: some plain entry
+    /// matches, and no excluding one.
+    fn has(&self, text: &str) -> bool {
+        let token = text.as_bytes();
+        if !(if text.is_ascii() {
+            self.ascii
+        } else {
+            self.other
+        }) {
+            return false;
+        }
+        let plain = self.plain.contains(&token);
+        if !plain && self.entries.is_empty() {
+            return false;
+        }
+        let mask = byte_mask(token);
+        (plain
+            || self
+                .entries
+                .iter()
+                .any(|e| !e.excluded && e.span == 1 && e.matches(token, mask)))
+            && !self
+                .entries
+                .iter()
+                .any(|e| e.excluded && e.span == 1 && e.matches(token, mask))
     }
 }
 
@@ -231,8 +321,27 @@ impl<'t, 'a> Matcher<'t, 'a> {
         }
         let row = self.rows.len();
         self.keys.push(key);
+        let (mut plain, mut entries) = (Vec::new(), Vec::new());
+        let (mut ascii, mut other) = (false, false);
+        for entry in entries_of(set).map(Entry::new) {
+            if !entry.excluded {
+                // A literal byte outside ASCII keeps an entry from matching ASCII; a star
+                // may match anything.
+                ascii |= entry.pattern.is_ascii();
+                other |= !entry.pattern.is_ascii() || entry.glob;
+            }
+            if entry.glob || entry.excluded || entry.span > 1 {
+                entries.push(entry);
+            } else {
+                plain.push(entry.pattern);
+            }
+        }
         self.rows.push(Row {
-            entries: set.iter().map(|e| Entry::new(e)).collect(),
+            plain,
+            runs: entries.iter().any(|e| e.span > 1),
+            entries,
+            ascii,
+            other,
             answers: alloc::vec![0; self.tokens.len()],
         });
         self.places[place] = u32::try_from(row + 1).unwrap_or(u32::MAX);
@@ -260,30 +369,34 @@ impl<'t, 'a> Matcher<'t, 'a> {
         }
     }
 
-    /// Whether token `at` is in `set` (as `in_set` says), worked out once per set and
-    /// token.
-    pub(super) fn contains(&mut self, set: Set, at: usize) -> bool {
-        if set.is_empty() {
-            return false;
+    /// How many tokens from `at` are in `set`, if any: one for a token in it (as `in_set`
+    /// says, of its text or of its written form), more for an entry of several tokens
+    /// (the longest), worked out once per set and token.
+    pub(super) fn span(&mut self, set: Set, at: usize) -> Option<usize> {
+        if set.is_empty() || at >= self.tokens.len() {
+            return None;
         }
         let row = self.row(set);
         let row = &mut self.rows[row];
         match row.answers[at] {
-            1 => false,
-            2 => true,
-            _ => {
-                let token = self.tokens[at].text.as_bytes();
-                let mask = byte_mask(token);
-                let entries = &row.entries;
-                // In the set: some plain entry matches, and no excluding one.
-                let found = entries
-                    .iter()
-                    .any(|e| !e.excluded && e.matches(token, mask))
-                    && !entries.iter().any(|e| e.excluded && e.matches(token, mask));
-                row.answers[at] = 1 + u8::from(found);
-                found
-            }
+            0 => {}
+            1 => return None,
+            known => return Some(usize::from(known - 2)),
         }
+        let token = &self.tokens[at];
+        let one = row.has(&token.text) || token.alt.is_some_and(|alt| row.has(alt));
+        let run = if row.runs && is_solo_token(&token.text) {
+            row.entries
+                .iter()
+                .filter(|e| e.span > 1 && !e.excluded && e.matches_run(self.tokens, at))
+                .map(|e| e.span)
+                .max()
+        } else {
+            None
+        };
+        let found = run.or(one.then_some(1));
+        row.answers[at] = found.map_or(1, |n| 2 + u8::try_from(n).unwrap_or(u8::MAX - 2));
+        found
     }
 
     /// The end of a match of `pattern` at `tokens[start..]`, trying optional slots both
@@ -293,19 +406,14 @@ impl<'t, 'a> Matcher<'t, 'a> {
             return Some(start);
         };
         let len = self.tokens.len();
-        let present = start < len;
         match slot {
             One(set) => {
-                if present && self.contains(set, start) {
-                    self.match_at(rest, start + 1)
-                } else {
-                    None
-                }
+                let n = self.span(set, start)?;
+                self.match_at(rest, start + n)
             }
             Opt(set) => {
-                if present
-                    && self.contains(set, start)
-                    && let Some(end) = self.match_at(rest, start + 1)
+                if let Some(n) = self.span(set, start)
+                    && let Some(end) = self.match_at(rest, start + n)
                 {
                     return Some(end);
                 }
@@ -315,19 +423,26 @@ impl<'t, 'a> Matcher<'t, 'a> {
                 self.match_at(rest, start + skip)
                     .filter(|_| start + skip <= len)
             }),
-            Many(set, n) => {
-                let from = start.min(len);
-                let mut run = 0;
-                while run < *n && from + run < len && self.contains(set, from + run) {
-                    run += 1;
-                }
-                (0..=run).find_map(|k| self.match_at(rest, start + k))
-            }
+            Many(set, n) => self.many(set, *n, rest, start),
             Unless(not) => match self.match_at(not, start) {
                 Some(_) => None,
                 None => self.match_at(rest, start),
             },
+            Either(patterns) => patterns.iter().find_map(|p| self.match_at(p, start)),
         }
+    }
+
+    /// Up to `n` runs of `set` from `at`, then `rest`, the fewest runs first.
+    fn many(&mut self, set: Set, n: usize, rest: &[Slot], at: usize) -> Option<usize> {
+        if let Some(end) = self.match_at(rest, at) {
+            return Some(end);
+        }
+        let step = if n > 0 {
+            self.span(set, at)?
+        } else {
+            return None;
+        };
+        self.many(set, n - 1, rest, at + step)
     }
 }
 
@@ -336,6 +451,13 @@ impl<'t, 'a> Matcher<'t, 'a> {
 const BRIDGE: Set = &[
     "run", "ever", "just", "sudo", "to", "the", "a", "use", "execute", "type", "call", "do",
     "command", "commands",
+    // Chinese 不要, 不能, 不得, 不应该, 别再, 请勿 …: the negation comes a character or
+    // two before the verb.
+    "要", "能", "得", "可", "会", "會", "应", "應", "该", "該", "必", "须", "須", "再", "用",
+    // French, Spanish, Italian and Portuguese object pronouns: "ne les ignorez pas", "no
+    // las ignores".
+    "les", "las", "los", "le", "la", "lo", "li", // Vietnamese không bao giờ (never).
+    "bao", "gio",
 ];
 /// How many bridge words may stand between a negation and the match ("don't ever run
 /// `sudo rm -rf /`": three).
@@ -357,8 +479,12 @@ pub(super) fn negated<'t>(text: &str, negations: Set, tokens: &'t [Token], start
     if negations.is_empty() {
         return false;
     }
-    let bare = |token: &'t Token| -> &'t str {
-        token.text.trim_end_matches([',', '.', ':', ';', '!', '?'])
+    // A token is in a set by its text or by its written form (Russian `НЕ` is `he`).
+    let is = |set: Set, token: &'t Token| -> bool {
+        in_set(
+            set,
+            token.text.trim_end_matches([',', '.', ':', ';', '!', '?']),
+        ) || token.alt.is_some_and(|alt| in_set(set, alt))
     };
     let at = tokens[start].at;
     let mut before = tokens[..start]
@@ -367,16 +493,15 @@ pub(super) fn negated<'t>(text: &str, negations: Set, tokens: &'t [Token], start
         .take_while(|token| !ends_a_sentence(&text[token.at..at]));
     let mut bridged = 0;
     for token in before.by_ref().take(NEGATION_REACH + BRIDGE_REACH) {
-        let word = bare(token);
-        if in_set(negations, word) {
+        if is(negations, token) {
             return true;
         }
-        if in_set(ALTERNATIVE, word) {
+        if is(ALTERNATIVE, token) {
             return before
                 .take(ALTERNATIVE_REACH)
-                .any(|token| in_set(negations, bare(token)));
+                .any(|token| is(negations, token));
         }
-        if !in_set(BRIDGE, word) {
+        if !is(BRIDGE, token) {
             return false;
         }
         bridged += 1;
@@ -475,7 +600,7 @@ mod tests {
     #[test]
     fn a_tools_purpose_is_in_the_sentence_that_names_the_tool() {
         let purpose = |text: &str| {
-            let words = crate::scan::tokens::words(text);
+            let words = crate::scan::tokens::words(text, &[]);
             let start = words.iter().position(|w| w.text == "print").unwrap();
             purpose_of_a_tool(text, &words, start)
         };

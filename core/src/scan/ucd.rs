@@ -113,7 +113,7 @@ fn from_u32(c: u32) -> char {
 }
 
 /// The full compatibility decomposition of `c`, each character passed to `emit`.
-fn decompose(c: char, emit: &mut impl FnMut(char)) {
+pub(crate) fn decompose(c: char, emit: &mut impl FnMut(char)) {
     let code = c as u32;
     if (S_BASE..S_BASE + S_COUNT).contains(&code) {
         let s = code - S_BASE;

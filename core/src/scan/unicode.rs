@@ -1,13 +1,14 @@
 //! The Unicode data the scan needs beyond `unicode-normalization` and `unicode-properties`:
 //! the Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt), the ASCII letter or
-//! digit each look-alike stands for (UTS #39 confusable prototypes), and the ranges of the
-//! scripts whose writing needs a joiner, a bidi mark or a variation selector.
+//! digit each look-alike stands for, lowercase and capital (UTS #39 confusable
+//! prototypes), the Latin letters with a stroke, and the ranges of the scripts whose
+//! writing needs a joiner, a bidi mark or a variation selector.
 //!
-//! Both tables are checked against the `unicode-security` crate (UTS #39 data of Unicode 18)
+//! The tables are derived from the `unicode-security` crate (UTS #39 data of Unicode 18)
 //! by the tests below, so they follow the standard, not a taste; they are kept here rather
 //! than linked from that crate because its confusables table (every prototype, about
 //! 6,700 entries) would add about 110 KB to the component, and the scan needs only the
-//! 442 entries whose prototype is one ASCII letter or digit.
+//! 650 or so entries whose prototype is one ASCII letter or digit.
 
 /// Default_Ignorable_Code_Point: what renders as nothing unless a font has a reason to
 /// show it (joiners, bidi controls, variation selectors, tags, fillers).
@@ -531,17 +532,331 @@ const SMALL_CAPITALS: &[(char, u8)] = &[
     ('\u{A7AF}', b'q'),
 ];
 
-/// The ASCII letter or digit `c` looks like, if it is one of the look-alikes above.
+/// Characters whose UTS #39 skeleton is one of the small capitals above, which the scan
+/// reads as their letters: Cyrillic `т`, `н`, `в` and Greek `τ` look like `ᴛ`, `ʜ`, `ʙ`
+/// and `ᴛ`, so `instrucтions` is `instructions`. Sorted by character.
+const SMALL_CAPITAL_LOOK_ALIKES: &[(char, u8)] = &[
+    ('\u{3C4}', b't'),
+    ('\u{432}', b'b'),
+    ('\u{43D}', b'h'),
+    ('\u{442}', b't'),
+    ('\u{50D}', b'g'),
+    ('\u{13FB}', b'g'),
+    ('\u{13FC}', b'b'),
+    ('\u{1D29}', b'p'),
+    ('\u{2C83}', b'b'),
+    ('\u{2C8F}', b'h'),
+    ('\u{2C9B}', b'n'),
+    ('\u{2CA7}', b't'),
+    ('\u{2CD1}', b'l'),
+    ('\u{A68D}', b't'),
+    ('\u{AB70}', b'd'),
+    ('\u{AB71}', b'r'),
+    ('\u{AB72}', b't'),
+    ('\u{AB7A}', b'a'),
+    ('\u{AB7B}', b'j'),
+    ('\u{AB7C}', b'e'),
+    ('\u{AB8B}', b'h'),
+    ('\u{AB90}', b'g'),
+    ('\u{ABA2}', b'r'),
+    ('\u{ABAE}', b'l'),
+    ('\u{ABB2}', b'p'),
+    ('\u{10443}', b'l'),
+];
+
+/// The capitals NFKC keeps whose UTS #39 skeleton is one ASCII letter or digit, with the
+/// ASCII character of that skeleton (a capital where it has one: the skeleton reads `I`
+/// and `l` alike, and Cyrillic `І` in `INSTRUCTIONS` stands for `I`), lowercased. Their
+/// own lowercase often imitates nothing (Cyrillic `Т` is `т`, Greek `Η` is `η`) or
+/// something else (Greek `Ν` is `ν`, which reads as `v`), so a capital is read as written,
+/// before lowercasing. Sorted by character.
+const CAPITAL_PROTOTYPES: &[(char, u8)] = &[
+    ('\u{184}', b'b'),
+    ('\u{196}', b'i'),
+    ('\u{1A6}', b'r'),
+    ('\u{1A7}', b'2'),
+    ('\u{1B7}', b'3'),
+    ('\u{1BC}', b'5'),
+    ('\u{21C}', b'3'),
+    ('\u{222}', b'8'),
+    ('\u{24C}', b'r'),
+    ('\u{37F}', b'j'),
+    ('\u{391}', b'a'),
+    ('\u{392}', b'b'),
+    ('\u{395}', b'e'),
+    ('\u{396}', b'z'),
+    ('\u{397}', b'h'),
+    ('\u{399}', b'i'),
+    ('\u{39A}', b'k'),
+    ('\u{39C}', b'm'),
+    ('\u{39D}', b'n'),
+    ('\u{39F}', b'o'),
+    ('\u{3A1}', b'p'),
+    ('\u{3A4}', b't'),
+    ('\u{3A5}', b'y'),
+    ('\u{3A7}', b'x'),
+    ('\u{3DC}', b'f'),
+    ('\u{3E8}', b'2'),
+    ('\u{3EC}', b'6'),
+    ('\u{3FA}', b'm'),
+    ('\u{405}', b's'),
+    ('\u{406}', b'i'),
+    ('\u{408}', b'j'),
+    ('\u{410}', b'a'),
+    ('\u{412}', b'b'),
+    ('\u{415}', b'e'),
+    ('\u{417}', b'3'),
+    ('\u{41A}', b'k'),
+    ('\u{41C}', b'm'),
+    ('\u{41D}', b'h'),
+    ('\u{41E}', b'o'),
+    ('\u{420}', b'p'),
+    ('\u{421}', b'c'),
+    ('\u{422}', b't'),
+    ('\u{423}', b'y'),
+    ('\u{425}', b'x'),
+    ('\u{42C}', b'b'),
+    ('\u{474}', b'v'),
+    ('\u{4AE}', b'y'),
+    ('\u{4BA}', b'h'),
+    ('\u{4C0}', b'i'),
+    ('\u{4E0}', b'3'),
+    ('\u{50C}', b'g'),
+    ('\u{51A}', b'q'),
+    ('\u{51C}', b'w'),
+    ('\u{545}', b'3'),
+    ('\u{54D}', b'u'),
+    ('\u{54F}', b's'),
+    ('\u{555}', b'o'),
+    ('\u{10B9}', b'h'),
+    ('\u{10BD}', b's'),
+    ('\u{10C7}', b'2'),
+    ('\u{10CD}', b'z'),
+    ('\u{13A0}', b'd'),
+    ('\u{13A1}', b'r'),
+    ('\u{13A2}', b't'),
+    ('\u{13A5}', b'i'),
+    ('\u{13A9}', b'y'),
+    ('\u{13AA}', b'a'),
+    ('\u{13AB}', b'j'),
+    ('\u{13AC}', b'e'),
+    ('\u{13B3}', b'w'),
+    ('\u{13B7}', b'm'),
+    ('\u{13BB}', b'h'),
+    ('\u{13BD}', b'y'),
+    ('\u{13C0}', b'g'),
+    ('\u{13C2}', b'h'),
+    ('\u{13C3}', b'z'),
+    ('\u{13CE}', b'4'),
+    ('\u{13CF}', b'b'),
+    ('\u{13D2}', b'r'),
+    ('\u{13D4}', b'w'),
+    ('\u{13D5}', b's'),
+    ('\u{13D9}', b'v'),
+    ('\u{13DA}', b's'),
+    ('\u{13DE}', b'l'),
+    ('\u{13DF}', b'c'),
+    ('\u{13E2}', b'p'),
+    ('\u{13E6}', b'k'),
+    ('\u{13E7}', b'd'),
+    ('\u{13EE}', b'6'),
+    ('\u{13F3}', b'g'),
+    ('\u{13F4}', b'b'),
+    ('\u{1C95}', b'3'),
+    ('\u{1CB7}', b'2'),
+    ('\u{1CBD}', b's'),
+    ('\u{1CBF}', b'o'),
+    ('\u{2C6B}', b'z'),
+    ('\u{2C82}', b'b'),
+    ('\u{2C8C}', b'z'),
+    ('\u{2C8E}', b'h'),
+    ('\u{2C92}', b'i'),
+    ('\u{2C94}', b'k'),
+    ('\u{2C98}', b'm'),
+    ('\u{2C9A}', b'n'),
+    ('\u{2C9C}', b'3'),
+    ('\u{2C9E}', b'o'),
+    ('\u{2CA2}', b'p'),
+    ('\u{2CA4}', b'c'),
+    ('\u{2CA6}', b't'),
+    ('\u{2CA8}', b'y'),
+    ('\u{2CAC}', b'x'),
+    ('\u{2CC4}', b'3'),
+    ('\u{2CCA}', b'9'),
+    ('\u{2CCC}', b'3'),
+    ('\u{2CCE}', b'p'),
+    ('\u{2CD0}', b'l'),
+    ('\u{2CD2}', b'6'),
+    ('\u{2CDC}', b'6'),
+    ('\u{A644}', b'2'),
+    ('\u{A75A}', b'2'),
+    ('\u{A76A}', b'3'),
+    ('\u{A76E}', b'9'),
+    ('\u{A798}', b'f'),
+    ('\u{A7AB}', b'3'),
+    ('\u{A7AE}', b'i'),
+    ('\u{A7B2}', b'j'),
+    ('\u{A7B3}', b'x'),
+    ('\u{A7B4}', b'b'),
+    ('\u{10404}', b'o'),
+    ('\u{10415}', b'c'),
+    ('\u{1041B}', b'l'),
+    ('\u{10420}', b's'),
+    ('\u{104B4}', b'r'),
+    ('\u{104C2}', b'o'),
+    ('\u{104CE}', b'u'),
+    ('\u{104D2}', b'7'),
+    ('\u{10C82}', b'x'),
+    ('\u{10CA5}', b'i'),
+    ('\u{118A0}', b'v'),
+    ('\u{118A2}', b'f'),
+    ('\u{118A3}', b'l'),
+    ('\u{118A4}', b'y'),
+    ('\u{118A6}', b'e'),
+    ('\u{118A9}', b'z'),
+    ('\u{118AC}', b'9'),
+    ('\u{118AE}', b'e'),
+    ('\u{118AF}', b'4'),
+    ('\u{118B2}', b'l'),
+    ('\u{118B5}', b'o'),
+    ('\u{118B8}', b'u'),
+    ('\u{118BB}', b'5'),
+    ('\u{118BC}', b't'),
+    ('\u{16EAA}', b'i'),
+    ('\u{16EB6}', b'b'),
+];
+
+/// Latin letters with a stroke or a bar, whose UTS #39 skeleton is an ASCII letter with an
+/// overlay mark (`ł` is `l` with U+0338): the scan drops the overlay as it drops an accent,
+/// so `wyłącz` reads as `wylacz`. Sorted by character.
+const STROKED_LATIN: &[(char, u8)] = &[
+    ('\u{F8}', b'o'),
+    ('\u{111}', b'd'),
+    ('\u{127}', b'h'),
+    ('\u{142}', b'l'),
+    ('\u{167}', b't'),
+    ('\u{180}', b'b'),
+    ('\u{19A}', b'l'),
+    ('\u{1B6}', b'z'),
+    ('\u{1E5}', b'g'),
+    ('\u{23C}', b'c'),
+    ('\u{247}', b'e'),
+    ('\u{249}', b'j'),
+    ('\u{24D}', b'r'),
+    ('\u{24F}', b'y'),
+    ('\u{25F}', b'j'),
+    ('\u{268}', b'i'),
+    ('\u{26B}', b'l'),
+    ('\u{275}', b'o'),
+    ('\u{1D6E}', b'f'),
+    ('\u{1D70}', b'n'),
+    ('\u{1D72}', b'r'),
+    ('\u{1D74}', b's'),
+    ('\u{1D75}', b't'),
+    ('\u{1D76}', b'z'),
+    ('\u{1D7B}', b'i'),
+    ('\u{1D7C}', b'i'),
+    ('\u{1D7D}', b'p'),
+    ('\u{1D7E}', b'u'),
+    ('\u{A74B}', b'o'),
+    ('\u{AB3E}', b'o'),
+];
+
+/// The ASCII letter or digit `c` looks like as written: a lowercase or caseless look-alike
+/// (`ASCII_PROTOTYPES`, the small capitals and their look-alikes), a capital one (`CAPITAL_PROTOTYPES`), or a
+/// capital whose lowercase is a look-alike (Cyrillic `Ѕ`, like `ѕ`).
 pub(super) fn ascii_prototype(c: char) -> Option<char> {
-    if c < '\u{A1}' {
+    if c < '\u{A1}' || !in_a_look_alike_block(c) {
         return None;
     }
-    for table in [ASCII_PROTOTYPES, SMALL_CAPITALS] {
+    for table in [
+        ASCII_PROTOTYPES,
+        SMALL_CAPITALS,
+        SMALL_CAPITAL_LOOK_ALIKES,
+        CAPITAL_PROTOTYPES,
+    ] {
         if let Ok(i) = table.binary_search_by_key(&c, |&(from, _)| from) {
             return Some(char::from(table[i].1));
         }
     }
-    None
+    let mut lower = c.to_lowercase();
+    match (lower.next(), lower.next()) {
+        (Some(l), None) if l != c => ascii_prototype(l),
+        _ => None,
+    }
+}
+
+/// The 256-code-point blocks below U+20000 that hold a look-alike or a capital whose
+/// lowercase is one, a bit each: most letters of most scripts (CJK, Hangul) are in none,
+/// and are answered without a search.
+const LOOK_ALIKE_BLOCKS: [u64; 8] = look_alike_blocks();
+
+const fn look_alike_blocks() -> [u64; 8] {
+    let mut blocks = [0u64; 8];
+    let tables: [&[(char, u8)]; 4] = [
+        ASCII_PROTOTYPES,
+        SMALL_CAPITALS,
+        SMALL_CAPITAL_LOOK_ALIKES,
+        CAPITAL_PROTOTYPES,
+    ];
+    let mut t = 0;
+    while t < tables.len() {
+        let mut i = 0;
+        while i < tables[t].len() {
+            let block = tables[t][i].0 as usize >> 8;
+            if block < 512 {
+                blocks[block / 64] |= 1 << (block % 64);
+            }
+            i += 1;
+        }
+        t += 1;
+    }
+    blocks
+}
+
+/// Whether `c` may have an ASCII prototype: its block holds one, or it is a capital of a
+/// cased script (whose lowercase may be in another block), or it is beyond the bitmap.
+fn in_a_look_alike_block(c: char) -> bool {
+    let block = c as usize >> 8;
+    block >= 512 || LOOK_ALIKE_BLOCKS[block / 64] & (1 << (block % 64)) != 0 || c.is_uppercase()
+}
+
+/// The ASCII letter a Latin letter with a stroke stands for.
+pub(super) fn stroked_latin(c: char) -> Option<char> {
+    if c < '\u{F8}' {
+        return None;
+    }
+    let i = STROKED_LATIN
+        .binary_search_by_key(&c, |&(from, _)| from)
+        .ok()?;
+    Some(char::from(STROKED_LATIN[i].1))
+}
+
+/// Whether a combining mark on `base` is only an accent to the scan: on a Latin or Greek
+/// letter or a look-alike (`ignöre`, `αγνόησε`, Cyrillic `ё`), and the optional vowel
+/// points of Arabic and Hebrew. Marks that make a letter of another script (Cyrillic `й`,
+/// the vowel signs of Devanagari or Bengali, kana voicing) are kept.
+pub(super) fn drops_marks(base: char) -> bool {
+    base.is_ascii_alphabetic()
+        || matches!(base, '\u{C0}'..='\u{24F}' | '\u{370}'..='\u{3FF}' | '\u{1E00}'..='\u{1FFF}')
+        || in_ranges(POINTED_SCRIPTS, base)
+        || ascii_prototype(base).is_some()
+}
+
+/// Arabic and Hebrew, whose vowel points and hamza carriers are commonly left out.
+const POINTED_SCRIPTS: &[(char, char)] = &[
+    ('\u{591}', '\u{5FF}'),
+    ('\u{600}', '\u{6FF}'),
+    ('\u{750}', '\u{77F}'),
+    ('\u{8A0}', '\u{8FF}'),
+    ('\u{FB1D}', '\u{FDFF}'),
+    ('\u{FE70}', '\u{FEFE}'),
+];
+
+/// Whether `c` is a token of its own in the words stream: Han ideographs and kana, which
+/// Chinese and Japanese write without spaces between words.
+pub(super) fn is_solo(c: char) -> bool {
+    matches!(c, '\u{3005}' | '\u{3040}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}') || is_ideograph(c)
 }
 
 /// Letters of the scripts written with cursive joining (Joining_Type other than
@@ -611,6 +926,7 @@ pub(super) fn table_bytes() -> usize {
     [
         DEFAULT_IGNORABLE,
         JOINING_SCRIPTS,
+        POINTED_SCRIPTS,
         RIGHT_TO_LEFT,
         IDEOGRAPHS,
     ]
@@ -619,6 +935,9 @@ pub(super) fn table_bytes() -> usize {
     .sum::<usize>()
         + size_of_val(ASCII_PROTOTYPES)
         + size_of_val(SMALL_CAPITALS)
+        + size_of_val(SMALL_CAPITAL_LOOK_ALIKES)
+        + size_of_val(CAPITAL_PROTOTYPES)
+        + size_of_val(STROKED_LATIN)
 }
 
 #[cfg(test)]
@@ -675,5 +994,123 @@ mod tests {
             assert!(letter.is_ascii_lowercase());
         }
         assert!(SMALL_CAPITALS.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    /// The look-alikes of the small capitals: every character NFKC and lowercasing keep
+    /// whose skeleton is one of `SMALL_CAPITALS`.
+    #[test]
+    fn small_capital_look_alikes_are_uts39s() {
+        let mut derived: Vec<(char, u8)> = Vec::new();
+        for c in all_chars().filter(|c| !c.is_ascii()) {
+            let mut one = [0; 4];
+            let text: &str = c.encode_utf8(&mut one);
+            let normal: String = text.nfkc().flat_map(char::to_lowercase).collect();
+            if normal != text {
+                continue;
+            }
+            let chars: Vec<char> = skeleton(c).chars().collect();
+            if let [s] = chars[..]
+                && s != c
+                && let Some(&(_, letter)) = SMALL_CAPITALS.iter().find(|(small, _)| *small == s)
+            {
+                derived.push((c, letter));
+            }
+        }
+        assert_eq!(SMALL_CAPITAL_LOOK_ALIKES, derived.as_slice());
+    }
+
+    /// The capitals: every character NFKC keeps and lowercasing changes whose skeleton is
+    /// one ASCII letter or digit's, as that character (a capital first), lowercased.
+    #[test]
+    fn capital_prototypes_are_uts39s() {
+        let ascii: Vec<(String, char)> = ('0'..='9')
+            .chain('A'..='Z')
+            .chain('a'..='z')
+            .map(|a| (skeleton(a), a))
+            .collect();
+        let mut derived: Vec<(char, u8)> = Vec::new();
+        for c in all_chars().filter(|c| !c.is_ascii()) {
+            let mut one = [0; 4];
+            let text: &str = c.encode_utf8(&mut one);
+            let nfkc: String = text.nfkc().collect();
+            let lower: String = c.to_lowercase().collect();
+            if nfkc != text || lower == text {
+                continue;
+            }
+            let own = skeleton(c);
+            let rank = |a: char| (!a.is_ascii_uppercase(), !a.is_ascii_digit());
+            if let Some(a) = ascii
+                .iter()
+                .filter(|(s, _)| *s == own)
+                .map(|&(_, a)| a)
+                .min_by_key(|&a| rank(a))
+            {
+                derived.push((c, a.to_ascii_lowercase() as u8));
+            }
+        }
+        assert_eq!(CAPITAL_PROTOTYPES, derived.as_slice());
+        // The reason for the table: these capitals' lowercase imitates nothing, or
+        // another letter.
+        for (capital, want) in [('\u{422}', 't'), ('\u{41D}', 'h'), ('\u{39D}', 'n')] {
+            assert_eq!(ascii_prototype(capital), Some(want));
+        }
+        assert_eq!(ascii_prototype('\u{406}'), Some('i'));
+    }
+
+    /// The block bitmap lets every look-alike of every table through, and every capital
+    /// whose lowercase is one.
+    #[test]
+    fn every_look_alike_is_found_through_the_block_bitmap() {
+        for table in [
+            ASCII_PROTOTYPES,
+            SMALL_CAPITALS,
+            SMALL_CAPITAL_LOOK_ALIKES,
+            CAPITAL_PROTOTYPES,
+        ] {
+            for &(c, letter) in table {
+                assert_eq!(
+                    ascii_prototype(c),
+                    Some(char::from(letter)),
+                    "U+{:04X}",
+                    c as u32
+                );
+            }
+        }
+        for c in all_chars() {
+            let mut lower = c.to_lowercase();
+            if let (Some(l), None) = (lower.next(), lower.next())
+                && l != c
+                && ascii_prototype(l).is_some()
+            {
+                assert!(ascii_prototype(c).is_some(), "U+{:04X}", c as u32);
+            }
+        }
+    }
+
+    /// The stroked letters: every Latin letter NFKC and lowercasing keep whose skeleton is
+    /// an ASCII letter followed by one overlay mark (U+0334..U+0338).
+    #[test]
+    fn stroked_latin_letters_are_uts39s() {
+        let latin = |c: char| {
+            matches!(c, '\u{C0}'..='\u{2AF}' | '\u{1D00}'..='\u{1DBF}' | '\u{1E00}'..='\u{1EFF}'
+                | '\u{2C60}'..='\u{2C7F}' | '\u{A720}'..='\u{A7FF}' | '\u{AB30}'..='\u{AB6F}')
+        };
+        let mut derived: Vec<(char, u8)> = Vec::new();
+        for c in all_chars().filter(|&c| latin(c) && c.is_alphabetic()) {
+            let mut one = [0; 4];
+            let text: &str = c.encode_utf8(&mut one);
+            let normal: String = text.nfkc().flat_map(char::to_lowercase).collect();
+            if normal != text {
+                continue;
+            }
+            let chars: Vec<char> = skeleton(c).chars().collect();
+            if let [letter, overlay] = chars[..]
+                && letter.is_ascii_alphabetic()
+                && ('\u{334}'..='\u{338}').contains(&overlay)
+            {
+                derived.push((c, letter.to_ascii_lowercase() as u8));
+            }
+        }
+        assert_eq!(STROKED_LATIN, derived.as_slice());
     }
 }
