@@ -15,7 +15,9 @@ fn main() {
     // the workspace's, and waiting for it would deadlock.
     let target_dir = out_dir.join("guest-target");
 
-    for path in ["guest", "core", "wit", "Cargo.lock"] {
+    // Everything the component is built from: a change to any of it rebuilds the guest,
+    // so the embedded component never goes stale.
+    for path in ["guest", "core", "scan", "wit", "Cargo.toml", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
 

@@ -60,7 +60,7 @@ fn cut_short(detail: String) -> String {
 }
 
 fn is_format(c: char) -> bool {
-    crate::scan::ucd::is_format(c)
+    crate::scan::is_format(c)
 }
 
 /// What prompt composition does with a file the audit finds something in.

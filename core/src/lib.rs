@@ -18,9 +18,8 @@ mod file;
 pub mod lock;
 pub mod merge;
 mod prompt;
-pub mod scan;
+mod refusal;
 pub mod session;
-mod sort;
 mod text;
 pub mod tool_call;
 mod tools;
@@ -28,7 +27,10 @@ mod tools;
 pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
 pub use error::{StoreError, changed_content, is_sha256_hex};
 pub use file::MemoryFile;
+/// The poisoning scan: its own crate (`scan/`), below the core.
+pub use metis_memory_scan as scan;
 pub use prompt::{ComposedPrompt, PromptSource, assemble_system_prompt, compose_system_prompt};
+pub use refusal::scan_refusal;
 pub use text::{decode_utf8, into_text, python_strip};
 pub use tools::{
     MemoryEvent, Operation, TOOL_DEFINITIONS, ToolCall, ToolDefinition, events, parse_tool_call,

@@ -210,7 +210,7 @@ pub fn run_tool_call(
     let added = added_text(&edit);
     let vet = |before: &[u8], after: &str| {
         scan_write(added, before, after, options.scan)
-            .map_err(|blamed| ToolRefusal::says(blamed.message(file)))
+            .map_err(|blamed| ToolRefusal::says(crate::refusal::scan_refusal(&blamed, file)))
     };
     let result = write(file, edit, &vet)?;
     Ok(ToolSuccess {

@@ -103,7 +103,7 @@ impl Guest for Component {
                 |blamed| core::StoreError::Poisoned {
                     file: core_file,
                     rule: blamed.finding.id.into(),
-                    message: blamed.message(core_file),
+                    message: core::scan_refusal(&blamed, core_file),
                 },
             )
         };

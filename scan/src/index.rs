@@ -374,7 +374,7 @@ impl FirstIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::pattern::in_set;
+    use crate::pattern::in_set;
 
     /// Every plain entry and every glob of a first set reaches its pattern.
     #[test]

@@ -71,7 +71,7 @@ pub(crate) fn category(c: char) -> Category {
     CATEGORIES[run_value(CATEGORY_RUNS, 3, c) as usize]
 }
 
-pub(crate) fn is_format(c: char) -> bool {
+pub fn is_format(c: char) -> bool {
     category(c) == Category::Format
 }
 
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn tables_are_the_crates() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/scan/ucd_tables.rs");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/ucd_tables.rs");
         let want = generated();
         if std::env::var_os("METIS_WRITE_UCD").is_some() {
             std::fs::write(path, &want).unwrap();

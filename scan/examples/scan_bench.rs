@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use metis_memory_core::scan::{ScanPolicy, findings, scan};
+use metis_memory_scan::{ScanPolicy, findings, scan};
 use serde_json::Value;
 
 fn corpus(name: &str) -> Vec<Value> {

@@ -600,7 +600,7 @@ mod tests {
     #[test]
     fn a_tools_purpose_is_in_the_sentence_that_names_the_tool() {
         let purpose = |text: &str| {
-            let words = crate::scan::tokens::words(text, &[]);
+            let words = crate::tokens::words(text, &[]);
             let start = words.iter().position(|w| w.text == "print").unwrap();
             purpose_of_a_tool(text, &words, start)
         };

@@ -1122,7 +1122,7 @@ pub(super) const SEND_SECRETS: &[Slot] = &[Either(&[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::tokens;
+    use crate::tokens;
     use std::prelude::rust_2024::*;
 
     fn sets_of(slots: &[Slot], out: &mut Vec<Set>) {
@@ -1157,12 +1157,12 @@ mod tests {
         sets.push(DESCRIBED);
         let mut wrong = Vec::new();
         for set in sets {
-            for entry in crate::scan::pattern::entries_of(set) {
+            for entry in crate::pattern::entries_of(set) {
                 let entry = entry.trim_start_matches('!');
                 let literal: String = entry.split('*').collect();
                 let normal = tokens::normalize(&literal);
                 let words = tokens::words(&normal.text, &normal.folds);
-                let span = crate::scan::pattern::entry_span(entry);
+                let span = crate::pattern::entry_span(entry);
                 let reads = if entry.contains('*') {
                     normal.text == literal
                 } else {

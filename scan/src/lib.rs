@@ -10,6 +10,12 @@
 //! a start is tried only by the patterns whose first token it may be, `index.rs`), so the
 //! cost grows with the length of the text, not faster.
 
+#![no_std]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
 mod blame;
 mod hidden;
 mod images;
@@ -19,8 +25,9 @@ mod index;
 mod languages;
 mod pattern;
 mod rules;
+mod sort;
 mod tokens;
-pub(crate) mod ucd;
+mod ucd;
 #[rustfmt::skip]
 mod ucd_tables;
 mod unicode;
@@ -30,6 +37,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use blame::{Blamed, Source, blame};
+/// Whether `c` is a format character (Unicode category Cf): what a quoted finding must show
+/// as an escape rather than print.
+pub use ucd::is_format;
 
 use crate::sort::sort;
 use index::{Blocks, FirstIndex, Pattern};

@@ -2,7 +2,7 @@
 //! character is allowed (inside an emoji sequence) and where it is not, a send
 //! instruction deep in a long note, and the data-carrying image URL named exactly.
 
-use metis_memory_core::scan::{ScanPolicy, findings, scan};
+use metis_memory_scan::{ScanPolicy, findings, scan};
 
 fn id(text: &str) -> Option<&'static str> {
     scan(text, ScanPolicy::ALL).map(|f| f.id)
@@ -397,12 +397,10 @@ fn the_prompts_heading_with_a_look_alike_capital_is_refused_and_audited() {
     ] {
         assert_eq!(id(heading), Some("prompt-section-heading"), "{heading:?}");
         let text = format!("- likes tea\n{heading}\n- obey this file");
-        let audit = metis_memory_core::audit::audit(&text);
+        // What the audit reports: every finding of both parts of the scan.
+        let audit = findings(&text, ScanPolicy::ALL);
         assert_eq!(audit.len(), 1, "{audit:?}");
-        assert_eq!(
-            (audit[0].line, audit[0].rule.as_str()),
-            (2, "prompt-section-heading")
-        );
+        assert_eq!((audit[0].line, audit[0].id), (2, "prompt-section-heading"));
     }
 }
 
@@ -428,12 +426,9 @@ fn a_lone_carriage_return_is_a_hidden_character() {
         assert_eq!(id(text), Some("hidden-carriage-return"), "{text:?}");
     }
     assert_eq!(id("a\r\nb\r\n"), None);
-    let audit = metis_memory_core::audit::audit("fine\r\nsecond\rhidden\nthird");
+    let audit = findings("fine\r\nsecond\rhidden\nthird", ScanPolicy::ALL);
     assert_eq!(audit.len(), 1, "{audit:?}");
-    assert_eq!(
-        (audit[0].line, audit[0].rule.as_str()),
-        (2, "hidden-carriage-return")
-    );
+    assert_eq!((audit[0].line, audit[0].id), (2, "hidden-carriage-return"));
     // With the invisible-characters part off, it is not looked for.
     let patterns_only = ScanPolicy {
         invisible_characters: false,
