@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use metis_memory_core::MemoryFile;
-use metis_memory_core::merge::{Markers, Verdict, merge_file};
+use metis_memory_core::merge::{Markers, Verdict, merge_file, whole_verdict};
 
 /// What git passes the driver (`%O %A %B`, `%P`, `%L`).
 pub struct MergeArgs {
@@ -45,7 +45,25 @@ pub fn run(args: &MergeArgs) -> ExitCode {
     let merged =
         file.and_then(|file| Some((file, merge_file(file, &base, &ours, &theirs, markers)?)));
     let Some((file, merged)) = merged else {
-        return line_merge(args);
+        let merged_by_git = line_merge(args);
+        // git's merge is held to the same rules when it stands: a memory file whose merge
+        // went to git (a byte that is not UTF-8) must not bring in what the audit flags.
+        if merged_by_git != ExitCode::SUCCESS {
+            return merged_by_git;
+        }
+        let Some(file) = file else {
+            return merged_by_git;
+        };
+        let Ok(text) = std::fs::read(&args.ours) else {
+            return ExitCode::from(1);
+        };
+        return match whole_verdict(file, &text).reason(file) {
+            None => ExitCode::SUCCESS,
+            Some(reason) => {
+                complain!("metis-memory merge: {}: {reason}", named.display());
+                ExitCode::from(1)
+            }
+        };
     };
     if let Err(e) = std::fs::write(&args.ours, &merged.text) {
         complain!(

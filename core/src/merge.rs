@@ -29,6 +29,14 @@ use crate::audit::{AuditFinding, audit};
 /// few hundred lines at most (its hard cap is 4 KiB). Longer texts are left to git.
 pub const MAX_LINES: usize = 4096;
 
+/// The most bytes a side may have (16 times the larger hard cap): each comparison of the
+/// quadratic number reads whole lines, so lines, not only their count, are bounded.
+pub const MAX_BYTES: usize = 16 * 4096;
+
+/// The longest conflict markers drawn: git's `%L` comes from a committed attribute
+/// (`conflict-marker-size`), so a repository must not make each marker gigabytes long.
+pub const MAX_MARKER_SIZE: usize = 256;
+
 /// What a merge made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
@@ -57,8 +65,12 @@ impl Default for Markers<'_> {
 }
 
 /// Merges `ours` and `theirs`, both made from `base`; `None` when a side has more than
-/// [`MAX_LINES`] lines.
+/// [`MAX_LINES`] lines or [`MAX_BYTES`] bytes. Markers are at most [`MAX_MARKER_SIZE`].
 pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Option<Merged> {
+    if [base, ours, theirs].iter().any(|t| t.len() > MAX_BYTES) {
+        return None;
+    }
+    let marker_size = markers.size.clamp(1, MAX_MARKER_SIZE);
     let ending = if ours.contains("\r\n") { "\r\n" } else { "\n" };
     let (base, ours, theirs) = (lines(base), lines(ours), lines(theirs));
     if [&base, &ours, &theirs].iter().any(|l| l.len() > MAX_LINES) {
@@ -72,10 +84,12 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
         theirs,
     };
     let stretches = sides.stretches();
-    // What ours inserted anywhere: an entry both sides added, wherever each put it, is
-    // kept once.
+    // What ours inserted outside a conflict: an entry both sides added, wherever each put
+    // it, is kept once. Not from a conflict's lines: the person resolving it may keep
+    // theirs, and an entry given only there would be lost with ours.
     let mut inserted_by_ours: Vec<&str> = stretches
         .iter()
+        .filter(|s| !sides.conflicts(s))
         .flat_map(|s| sides.inserted(Side::Ours, s))
         .collect();
     let mut merged = Merged {
@@ -114,13 +128,10 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
             }
         } else if t == b {
             o.iter().for_each(|l| push(&mut merged.text, l));
-        } else if sides.deleted_by_both(stretch)
-            && (!sides.inserted(Side::Ours, stretch).is_empty()
-                || !sides.inserted(Side::Theirs, stretch).is_empty())
-        {
+        } else if sides.conflicts(stretch) {
             merged.conflicts += 1;
             let marker = |c: char, name: &str| {
-                let mut line: String = core::iter::repeat_n(c, markers.size).collect();
+                let mut line: String = core::iter::repeat_n(c, marker_size).collect();
                 if !name.is_empty() {
                     line.push(' ');
                     line.push_str(name);
@@ -175,8 +186,15 @@ pub enum Verdict {
 impl FileMerge {
     /// Why the merge is not clean, for the person resolving it.
     pub fn reason(&self, file: MemoryFile) -> Option<String> {
+        self.verdict.reason(file)
+    }
+}
+
+impl Verdict {
+    /// Why a merge with this verdict is not clean, for the person resolving it.
+    pub fn reason(&self, file: MemoryFile) -> Option<String> {
         let name = file.file_name();
-        Some(match &self.verdict {
+        Some(match self {
             Verdict::Clean => return None,
             Verdict::Conflicts(n) => alloc::format!(
                 "{name}: {n} entr{} changed differently on both sides; resolve the marked lines",
@@ -213,21 +231,30 @@ pub fn merge_file(
     let merged = merge(text(base)?, text(ours)?, text(theirs)?, markers)?;
     let verdict = if merged.conflicts > 0 {
         Verdict::Conflicts(merged.conflicts)
-    } else if merged.text.len() as u64 > file.hard_cap() {
-        Verdict::OverCap {
-            size: merged.text.len(),
-            cap: file.hard_cap(),
-        }
     } else {
-        match audit(&merged.text) {
-            findings if findings.is_empty() => Verdict::Clean,
-            findings => Verdict::Flagged(findings),
-        }
+        whole_verdict(file, merged.text.as_bytes())
     };
     Some(FileMerge {
         text: merged.text,
         verdict,
     })
+}
+
+/// Whether a merged file may stand as a whole, however it was merged (by entry, or by git's
+/// line merge for a file that is not UTF-8): within its hard cap, and with nothing the
+/// audit flags (read lossily where it is not UTF-8, so a stray byte hides nothing).
+pub fn whole_verdict(file: MemoryFile, merged: &[u8]) -> Verdict {
+    if merged.len() as u64 > file.hard_cap() {
+        return Verdict::OverCap {
+            size: merged.len(),
+            cap: file.hard_cap(),
+        };
+    }
+    let text = String::from_utf8_lossy(merged);
+    match audit(&text) {
+        findings if findings.is_empty() => Verdict::Clean,
+        findings => Verdict::Flagged(findings),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -302,6 +329,22 @@ impl<'a> Sides<'a> {
             .filter(|j| !matched.contains(&Some(*j)))
             .map(|j| lines[j])
             .collect()
+    }
+
+    /// Whether both sides changed `stretch` differently: a base line deleted by both while
+    /// a side inserted something (two edits of one entry, or an edit against a removal).
+    fn conflicts(&self, stretch: &Stretch) -> bool {
+        let (o, t) = (
+            &self.ours[stretch.ours.clone()],
+            &self.theirs[stretch.theirs.clone()],
+        );
+        let b = &self.base[stretch.base.clone()];
+        o != t
+            && o != b
+            && t != b
+            && self.deleted_by_both(stretch)
+            && (!self.inserted(Side::Ours, stretch).is_empty()
+                || !self.inserted(Side::Theirs, stretch).is_empty())
     }
 
     /// Whether a base line of `stretch` was deleted by both sides.
@@ -503,8 +546,32 @@ mod tests {
     }
 
     #[test]
-    fn texts_longer_than_the_bound_are_left_to_git() {
+    fn texts_longer_than_the_bounds_are_left_to_git() {
         let long: String = (0..=MAX_LINES).map(|i| alloc::format!("- {i}\n")).collect();
         assert!(merge("", &long, "", Markers::default()).is_none());
+        let wide = alloc::format!("- {}\n", "x".repeat(MAX_BYTES));
+        assert!(merge("", "", &wide, Markers::default()).is_none());
+        let just = alloc::format!("- {}\n", "x".repeat(MAX_BYTES - 3));
+        assert!(merge("", "", &just, Markers::default()).is_some());
+    }
+
+    #[test]
+    fn a_repositorys_marker_size_is_bounded() {
+        let m = Markers {
+            size: usize::MAX,
+            ..Markers::default()
+        };
+        let out = merge("x\n", "y\n", "z\n", m).unwrap();
+        assert!(out.text.starts_with(&"<".repeat(MAX_MARKER_SIZE)));
+        assert!(out.text.len() < 4 * MAX_MARKER_SIZE);
+    }
+
+    #[test]
+    fn an_entry_both_sides_added_survives_whichever_side_a_conflict_is_resolved_to() {
+        // Ours added x inside the conflicting stretch, theirs added it elsewhere: theirs'
+        // copy stays, so taking theirs at the markers keeps x.
+        let (text, conflicts) = merged("a\nb\nc\n", "a\nb OURS\nx\nc\n", "x\na\nb THEIRS\nc\n");
+        assert_eq!(conflicts, 1);
+        assert!(text.starts_with("x\na\n<<<<<<<"), "{text}");
     }
 }
