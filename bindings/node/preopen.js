@@ -156,9 +156,13 @@ export function rootDistrust(root) {
 export function metisDistrust(opened, root, metisDir) {
   if (WINDOWS || typeof process.geteuid !== "function") return undefined;
   const euid = process.geteuid();
-  const { uid } = opened.stat();
+  const { uid, mode } = opened.stat();
   if (uid !== euid) {
     return `${metisDir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${TRUST_HINT}`;
+  }
+  // Sticky or not: another user may still create a file that is missing in it.
+  if (Number(mode) & 0o002) {
+    return `${metisDir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${TRUST_HINT}`;
   }
   return rootDistrust(root);
 }

@@ -106,16 +106,21 @@ impl Repo {
         .is_some_and(|driver| driver.contains(" merge %O %A %B"))
     }
 
-    fn hook(&self) -> Hook {
+    /// The hook `name` (`pre-commit`, `pre-merge-commit`) as found.
+    fn hook(&self, name: &str) -> Hook {
         let framework = self.top.join(".pre-commit-config.yaml");
         if let Ok(config) = std::fs::read_to_string(&framework) {
-            return if config.contains(HOOK_LINE) {
+            // A hook's `entry:` naming the program; a comment mentioning it is not one.
+            let runs_it = config.lines().any(|line| {
+                line.trim_start().starts_with("entry:") && line.contains("metis-memory")
+            });
+            return if runs_it {
                 Hook::Present
             } else {
                 Hook::Framework
             };
         }
-        match std::fs::read_to_string(self.hooks.join("pre-commit")) {
+        match std::fs::read_to_string(self.hooks.join(name)) {
             Ok(hook) if hook.contains(HOOK_LINE) => Hook::Present,
             Ok(_) => Hook::Other,
             Err(_) => Hook::Missing,
@@ -147,18 +152,27 @@ enum Hook {
     Framework,
 }
 
-/// The hook `init` writes when there is none. git runs hooks at the top of the work
-/// tree, so the workspace is named from there.
+/// The hook `init` writes when there is none (as `pre-commit` and `pre-merge-commit`): it
+/// audits the memory files as they are about to be committed, from the index, not the
+/// work tree (which may differ from what is staged), in a private scratch workspace.
 fn hook_script(repo: &Repo) -> String {
-    let workspace = repo.metis.strip_suffix(".metis").unwrap_or_default();
-    let workspace = workspace
-        .strip_suffix('/')
-        .filter(|w| !w.is_empty())
-        .unwrap_or(".");
     format!(
-        "#!/bin/sh\n# Written by `metis-memory init`: the memory files are audited before each commit ({HOOK_LINE}).\nexec {} --workspace '{}' audit\n",
-        program(),
-        workspace.replace('\'', r"'\''")
+        r#"#!/bin/sh
+# Written by `metis-memory init`: the memory files as they are about to be committed are
+# audited ({HOOK_LINE}), read from the index.
+metis='{metis}'
+staged=$(mktemp -d) || exit 1
+trap 'rm -rf "$staged"' EXIT
+mkdir "$staged/.metis" || exit 1
+for file in MEMORY.md USER.md; do
+    if git cat-file -e ":$metis/$file" 2>/dev/null; then
+        git show ":$metis/$file" >"$staged/.metis/$file" || exit 1
+    fi
+done
+{program} --workspace "$staged" audit
+"#,
+        metis = repo.metis.replace('\'', r"'\''"),
+        program = program(),
     )
 }
 
@@ -188,12 +202,12 @@ pub fn inspect(workspace: &Path, keep_user_out: bool) -> Option<Vec<Item>> {
 
 fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
     let state = |set: bool| if set { State::Present } else { State::Missing };
-    let hook = match repo.hook() {
+    let hook = |name: &str| match repo.hook(name) {
         Hook::Present => State::Present,
         Hook::Missing => State::Missing,
         Hook::Other => State::LeftAlone(format!(
             "{} is someone else's hook: add the line `{HOOK_LINE}` to it",
-            repo.hooks.join("pre-commit").display()
+            repo.hooks.join(name).display()
         )),
         Hook::Framework => State::LeftAlone(format!(
             "the pre-commit framework manages the hooks: add a local hook running `{HOOK_LINE}` to .pre-commit-config.yaml (docs/security.md shows one)"
@@ -225,7 +239,12 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
         Item {
             key: "audit_hook",
             what: "a pre-commit hook runs metis-memory audit",
-            state: hook,
+            state: hook("pre-commit"),
+        },
+        Item {
+            key: "merge_audit_hook",
+            what: "a pre-merge-commit hook runs metis-memory audit on merges",
+            state: hook("pre-merge-commit"),
         },
         Item {
             key: "user_ignored",
@@ -233,6 +252,13 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
             state: user,
         },
     ]
+}
+
+/// What `init` says of a file it would not write through.
+fn not_a_file(name: &str, line: &str) -> State {
+    State::LeftAlone(format!(
+        "{name} is a symbolic link or not a regular file: init does not write through it (add the line `{line}` to the file it should be yourself)"
+    ))
 }
 
 /// Sets up what is missing; returns every item with what this run did. `Err` outside a
@@ -250,10 +276,16 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
             continue;
         }
         match item.key {
-            "merge_attributes" => append_line(
-                &repo.top.join(".gitattributes"),
-                &format!("{}/*.md merge={DRIVER}", repo.metis),
-            )?,
+            "merge_attributes" => {
+                let line = format!(
+                    "{} merge={DRIVER}",
+                    attributes_pattern(&repo.metis, "/*.md")
+                );
+                if !append_line(&repo.top.join(".gitattributes"), &line)? {
+                    item.state = not_a_file(".gitattributes", &line);
+                    continue;
+                }
+            }
             "merge_driver" => {
                 let driver = format!("{} merge %O %A %B --path %P --marker-size %L", program());
                 for (key, value) in [
@@ -271,10 +303,16 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
                 }
             }
             "audit_hook" => write_hook(&repo.hooks.join("pre-commit"), &hook_script(&repo))?,
-            "user_ignored" => append_line(
-                &repo.top.join(".gitignore"),
-                &format!("{}/USER.md", repo.metis),
-            )?,
+            "merge_audit_hook" => {
+                write_hook(&repo.hooks.join("pre-merge-commit"), &hook_script(&repo))?
+            }
+            "user_ignored" => {
+                let line = ignore_pattern(&format!("{}/USER.md", repo.metis));
+                if !append_line(&repo.top.join(".gitignore"), &line)? {
+                    item.state = not_a_file(".gitignore", &line);
+                    continue;
+                }
+            }
             _ => continue,
         }
         item.state = State::Made;
@@ -282,19 +320,79 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
     Ok(found)
 }
 
-/// Appends `line` to the text file at `path` (made if missing), on a line of its own.
-fn append_line(path: &Path, line: &str) -> Result<(), String> {
-    let mut text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+/// Appends `line`, on a line of its own, to the regular file at `path` (made if missing),
+/// never through a link: a repository may commit `.gitattributes` as a link to one of the
+/// person's own files (`~/.bashrc`). `Ok(false)` when `path` is not a regular file: it is
+/// left alone.
+fn append_line(path: &Path, line: &str) -> Result<bool, String> {
+    use std::io::{Read as _, Write as _};
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => return Ok(false),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e)),
     }
-    text.push_str(line);
-    text.push('\n');
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let mut file = match options.open(path) {
+        Ok(file) => file,
+        // A link put there since it was looked at.
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(false),
+        Err(e) => return Err(fail(e)),
+    };
+    if !file.metadata().map_err(fail)?.is_file() {
+        return Ok(false);
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(fail)?;
+    let mut added = String::new();
+    if !text.is_empty() && !text.ends_with('\n') {
+        added.push('\n');
+    }
+    added.push_str(line);
+    added.push('\n');
+    file.write_all(added.as_bytes()).map_err(fail)?;
+    Ok(true)
+}
+
+/// A `.gitattributes` pattern matching exactly `path` (relative, `/`-separated) followed
+/// by `suffix`: glob characters escaped, and C-quoted when it holds a space or a quote.
+fn attributes_pattern(path: &str, suffix: &str) -> String {
+    let escaped = glob_escaped(path);
+    let pattern = format!("{escaped}{suffix}");
+    if pattern.contains([' ', '"', '\t']) {
+        format!("\"{}\"", pattern.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        pattern
+    }
+}
+
+/// A `.gitignore` line matching exactly `path`: glob characters and a leading `#` or `!`
+/// escaped, and a trailing space kept.
+fn ignore_pattern(path: &str) -> String {
+    let mut escaped = glob_escaped(path);
+    if escaped.starts_with(['#', '!']) {
+        escaped.insert(0, '\\');
+    }
+    if escaped.ends_with(' ') {
+        escaped.insert(escaped.len() - 1, '\\');
+    }
+    escaped
+}
+
+fn glob_escaped(path: &str) -> String {
+    let mut out = String::new();
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn write_hook(path: &Path, script: &str) -> Result<(), String> {

@@ -143,3 +143,26 @@ fn a_metis_in_a_directory_every_user_can_write_is_not_used_unless_sticky() {
     assert_eq!(trusted.read(MemoryFile::Memory).unwrap(), "- mine\n");
     mode(0o755).unwrap();
 }
+
+#[test]
+fn a_metis_every_user_can_write_is_not_used_even_sticky() {
+    let root = tempfile::tempdir().unwrap();
+    let metis = root.path().join(".metis");
+    std::fs::create_dir(&metis).unwrap();
+    std::fs::write(metis.join("MEMORY.md"), "- mine\n").unwrap();
+    for bits in [0o777, 0o1777] {
+        std::fs::set_permissions(&metis, std::fs::Permissions::from_mode(bits)).unwrap();
+        let refused = Workspace::open(root.path()).read(MemoryFile::Memory);
+        assert!(
+            matches!(&refused, Err(Error::Workspace(m)) if m.contains(".metis can be written by every user")),
+            "{bits:o}: {refused:?}"
+        );
+    }
+    std::fs::set_permissions(&metis, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(
+        Workspace::open(root.path())
+            .read(MemoryFile::Memory)
+            .unwrap(),
+        "- mine\n"
+    );
+}

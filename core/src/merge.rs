@@ -553,6 +553,10 @@ mod tests {
         assert!(merge("", "", &wide, Markers::default()).is_none());
         let just = alloc::format!("- {}\n", "x".repeat(MAX_BYTES - 3));
         assert!(merge("", "", &just, Markers::default()).is_some());
+        // A file past its hard cap (4 KiB), as two sessions' entries make one, is still
+        // merged by entry, so the person is told to consolidate it.
+        let big = alloc::format!("- {}\n", "y".repeat(3 * 4096));
+        assert!(merge("", &big, "", Markers::default()).is_some());
     }
 
     #[test]

@@ -52,13 +52,16 @@ fn reason(code: ErrorCode) -> &'static str {
 pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
     // Some runtimes (wasmtime 48) have no WASI code for EROFS and pass it on as `io`; the
     // host then says the filesystem is mounted read-only, so every host names the cause.
-    let code = if code == ErrorCode::Io && crate::settings::filesystem_read_only() {
+    // Only where the call changes something: a read fails on a read-only mount for a
+    // cause of its own, which `io` must not hide.
+    let changes = !matches!(action, "stat" | "open" | "read");
+    let code = if code == ErrorCode::Io && changes && crate::settings::filesystem_read_only() {
         ErrorCode::ReadOnly
     } else {
         code
     };
     let reason = reason(code);
-    let hint = if PERMISSION.contains(&code) {
+    let hint = if changes && PERMISSION.contains(&code) {
         "; check that this user may write in .metis/"
     } else {
         ""

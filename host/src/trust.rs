@@ -18,7 +18,7 @@ const OPT_IN: &str =
     "if you trust it, pass --trust-foreign-metis, or use Workspace::trust_foreign_metis";
 
 /// `.metis` (its metadata, from the opened directory) must be owned by this process's
-/// effective user.
+/// effective user, and not writable by every user.
 pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
     #[cfg(unix)]
     {
@@ -30,6 +30,13 @@ pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
                 "{} belongs to uid {}, not to this user (uid {euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ({OPT_IN})",
                 metis.display(),
                 meta.uid()
+            )));
+        }
+        // Sticky or not: another user may still create a file that is missing in it.
+        if meta.mode() & 0o002 != 0 {
+            return Err(Error::Workspace(format!(
+                "{} can be written by every user, so another user could put entries into this agent's prompt: it is not used ({OPT_IN})",
+                metis.display()
             )));
         }
     }

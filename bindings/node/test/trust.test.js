@@ -180,3 +180,22 @@ test(
     }
   },
 );
+
+test(
+  "a .metis every user can write is refused, sticky or not",
+  { skip: !posix && "no mode bits on Windows" },
+  async (t) => {
+    const root = directory(t, 0o700);
+    const metis = path.join(root, ".metis");
+    fs.mkdirSync(metis);
+    fs.writeFileSync(path.join(metis, "MEMORY.md"), "- mine\n");
+    for (const mode of [0o777, 0o1777]) {
+      fs.chmodSync(metis, mode);
+      const refused = await openWorkspace(root).read("MEMORY.md").catch((e) => e);
+      assert.ok(refused instanceof WorkspaceError, String(refused));
+      assert.match(refused.message, /\.metis can be written by every user/);
+    }
+    fs.chmodSync(metis, 0o700);
+    assert.equal(await openWorkspace(root).read("MEMORY.md"), "- mine\n");
+  },
+);

@@ -63,3 +63,15 @@ def test_a_metis_in_a_directory_every_user_can_write_is_not_used_unless_sticky(
     root.chmod(0o777)
     assert MemoryStore(root, trust_foreign_metis=True).read("MEMORY.md") == "- mine\n"
     root.chmod(0o755)
+
+
+def test_a_metis_every_user_can_write_is_not_used_even_sticky(tmp_path: Path) -> None:
+    metis = tmp_path / ".metis"
+    metis.mkdir()
+    (metis / "MEMORY.md").write_text("- mine\n")
+    for mode in (0o777, 0o1777):
+        metis.chmod(mode)
+        with pytest.raises(MetisWorkspaceError, match="can be written by every user"):
+            MemoryStore(tmp_path).read("MEMORY.md")
+    metis.chmod(0o700)
+    assert MemoryStore(tmp_path).read("MEMORY.md") == "- mine\n"

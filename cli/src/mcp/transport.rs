@@ -164,7 +164,9 @@ where
 
     /// Writes `error` as a reply on its own task, which `receive` awaits before it
     /// hands on another message.
-    /// Answers a request whose id is that of one still open, without running it.
+    /// Answers a request whose id is that of one still open, without running it. The
+    /// answer carries no id (`null`, the id in `data`): with the id, a client matching
+    /// answers by id would take it for the answer to the open request, which did run.
     fn refuse_duplicate(&mut self, id: &RequestId) {
         complain_about_input(format_args!(
             "metis-memory mcp: refused a request reusing the id of one not yet answered"
@@ -173,7 +175,9 @@ where
         let message = format!(
             "Invalid Request: the id {id} is that of a request not yet answered (one request an id at a time)"
         );
-        self.send_reply(error_reply(id, INVALID_REQUEST, &message));
+        let mut reply = error_reply(Value::Null, INVALID_REQUEST, &message);
+        reply["error"]["data"] = json!({ "id": id });
+        self.send_reply(reply);
     }
 
     fn send_reply(&mut self, error: Value) {
@@ -530,7 +534,8 @@ mod tests {
             let refusals = lines(written).await;
             assert_eq!(refusals.len(), 100, "{refusals:?}");
             for refusal in refusals {
-                assert_eq!(refusal["id"], 1, "{refusal}");
+                assert_eq!(refusal["id"], Value::Null, "{refusal}");
+                assert_eq!(refusal["error"]["data"]["id"], 1, "{refusal}");
                 assert_eq!(refusal["error"]["code"], INVALID_REQUEST, "{refusal}");
             }
         });
@@ -575,7 +580,8 @@ mod tests {
             drop(transport);
             let written = lines(written).await;
             assert_eq!(written.len(), 3, "{written:?}");
-            assert_eq!(written[1]["id"], 1);
+            assert_eq!(written[1]["id"], Value::Null);
+            assert_eq!(written[1]["error"]["data"]["id"], 1);
             assert_eq!(written[1]["error"]["code"], INVALID_REQUEST);
             assert_eq!(written[2]["id"], 2);
             assert!(written[2].get("result").is_some(), "{}", written[2]);

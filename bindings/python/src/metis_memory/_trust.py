@@ -20,15 +20,23 @@ OPT_IN = "if you trust it, pass trust_foreign_metis=True to MemoryStore"
 
 
 def check_owner(metis: Path, fd: int) -> None:
-    """`.metis` (the opened directory `fd`) must be owned by this process's effective user."""
+    """`.metis` (the opened directory `fd`) must be owned by this process's effective user,
+    and not writable by every user."""
     if not hasattr(os, "geteuid"):
         return
-    owner, euid = os.fstat(fd).st_uid, os.geteuid()
+    info = os.fstat(fd)
+    owner, euid = info.st_uid, os.geteuid()
     if owner != euid:
         raise MetisWorkspaceError(
             f"{metis} belongs to uid {owner}, not to this user (uid {euid}): another user "
             "could put entries into this agent's prompt and read what it adds, so it is not "
             f"used ({OPT_IN})"
+        )
+    # Sticky or not: another user may still create a file that is missing in it.
+    if info.st_mode & stat.S_IWOTH:
+        raise MetisWorkspaceError(
+            f"{metis} can be written by every user, so another user could put entries into "
+            f"this agent's prompt: it is not used ({OPT_IN})"
         )
 
 
