@@ -560,6 +560,44 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_theirs_removed_beside_what_ours_added_is_removed() {
+        assert_eq!(
+            merged("s\nb\nc\n", "s\nx\nb\nc\n", "s\nc\n"),
+            ("s\nx\nc\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn a_text_of_exactly_the_line_bound_is_merged() {
+        let lines: String = (0..MAX_LINES).map(|i| alloc::format!("{i}\n")).collect();
+        assert!(merge(&lines, &lines, &lines, Markers::default()).is_some());
+    }
+
+    #[test]
+    fn the_file_verdicts_name_conflicts_and_allow_a_file_at_its_cap() {
+        let m = merge_file(
+            MemoryFile::Memory,
+            b"- a\n",
+            b"- b\n",
+            b"- c\n",
+            Markers::default(),
+        )
+        .unwrap();
+        assert_eq!(m.verdict, Verdict::Conflicts(1));
+        let at_cap = alloc::format!("- {}\n", "x".repeat(4096 - 3));
+        assert_eq!(at_cap.len(), 4096);
+        assert_eq!(
+            whole_verdict(MemoryFile::Memory, at_cap.as_bytes()),
+            Verdict::Clean
+        );
+        let over = alloc::format!("{at_cap}x");
+        assert!(matches!(
+            whole_verdict(MemoryFile::Memory, over.as_bytes()),
+            Verdict::OverCap { size: 4097, .. }
+        ));
+    }
+
+    #[test]
     fn a_repositorys_marker_size_is_bounded() {
         let m = Markers {
             size: usize::MAX,
