@@ -568,6 +568,19 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_common_lines_are_matched_not_the_first_found() {
+        // Ours put a copy of `b` first; only the longest match keeps `a` as a base line
+        // both sides kept.
+        assert_eq!(
+            merged("a\nb\n", "b\na\nb\n", "a\nb\nc\n"),
+            ("b\na\nb\nc\n".into(), 0)
+        );
+        // Theirs removed `a`: matched by the first `b` found, ours would seem to have
+        // added it back.
+        assert_eq!(merged("a\nb\n", "b\na\nb\n", "b\n"), ("b\nb\n".into(), 0));
+    }
+
+    #[test]
     fn a_text_of_exactly_the_line_bound_is_merged() {
         let lines: String = (0..MAX_LINES).map(|i| alloc::format!("{i}\n")).collect();
         assert!(merge(&lines, &lines, &lines, Markers::default()).is_some());
