@@ -274,4 +274,28 @@ mod tests {
         assert_eq!(session.version(MemoryFile::Memory), None);
         assert_eq!(session.withheld, vec![MemoryFile::Memory]);
     }
+
+    /// Refusals that showed two files, then one file withheld: each file's shown version
+    /// is its own, the other's is kept (seen from the next response on).
+    #[test]
+    fn each_files_shown_version_is_kept_apart() {
+        let refusal = |file, hash: &str| ToolRefusal {
+            message: "changed".into(),
+            shown: Some((file, hash.into())),
+        };
+        let mut session = Session::default();
+        session.refused(&refusal(MemoryFile::User, "u1"));
+        session.refused(&refusal(MemoryFile::Memory, "m1"));
+        session.refused(&refusal(MemoryFile::Memory, "m2"));
+        session.next_response();
+        assert_eq!(session.version(MemoryFile::User), Some("u1"));
+        assert_eq!(session.version(MemoryFile::Memory), Some("m2"));
+        let mut session = Session::default();
+        session.refused(&refusal(MemoryFile::User, "u1"));
+        session.refused(&refusal(MemoryFile::Memory, "m1"));
+        session.withhold(MemoryFile::User);
+        session.next_response();
+        assert_eq!(session.version(MemoryFile::Memory), Some("m1"));
+        assert_eq!(session.version(MemoryFile::User), None);
+    }
 }
