@@ -581,6 +581,11 @@ mod tests {
     }
 
     #[test]
+    fn removals_on_both_sides_with_nothing_added_are_no_conflict() {
+        assert_eq!(merged("a\nb\n", "", "a\n"), ("".into(), 0));
+    }
+
+    #[test]
     fn a_text_of_exactly_the_line_bound_is_merged() {
         let lines: String = (0..MAX_LINES).map(|i| alloc::format!("{i}\n")).collect();
         assert!(merge(&lines, &lines, &lines, Markers::default()).is_some());
