@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 
 /// A git repository (or clone) with the driver configured as `metis-memory init` would.
@@ -15,16 +17,7 @@ struct Repo {
 }
 
 fn git_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env("METIS_MEMORY_CACHE_DIR", "off")
+    common::git_sandboxed(Command::new("git").args(args).current_dir(dir))
         .output()
         .unwrap()
 }

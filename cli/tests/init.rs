@@ -8,20 +8,12 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 
 fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
-    Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env("METIS_MEMORY_CACHE_DIR", "off")
-        .env_remove("METIS_WORKSPACE")
+    common::git_sandboxed(Command::new(program).args(args).current_dir(dir))
         .output()
         .unwrap()
 }

@@ -221,3 +221,17 @@ pub fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
 }
+
+/// `command` kept from the machine's git configuration, with an identity to commit as
+/// and the compiled-component cache off: for tests that drive real git.
+pub fn git_sandboxed(command: &mut std::process::Command) -> &mut std::process::Command {
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env("METIS_MEMORY_CACHE_DIR", "off")
+        .env_remove("METIS_WORKSPACE")
+}
