@@ -585,6 +585,54 @@ mod tests {
         assert_eq!(merged("a\nb\n", "", "a\n"), ("".into(), 0));
     }
 
+    /// The length of the longest common subsequence, the plain way.
+    fn lcs_len(a: &[&str], b: &[&str]) -> usize {
+        match (a.split_first(), b.split_first()) {
+            (Some((x, ra)), Some((y, rb))) if x == y => 1 + lcs_len(ra, rb),
+            (Some((_, ra)), Some((_, rb))) => lcs_len(ra, b).max(lcs_len(a, rb)),
+            _ => 0,
+        }
+    }
+
+    /// Every pair of sequences of up to 4 lines over three letters: the matching pairs equal
+    /// lines in increasing order on both sides, and is a longest one.
+    #[test]
+    fn base_lines_are_matched_by_a_longest_common_subsequence() {
+        let words = ["a", "b", "c"];
+        let all: Vec<Vec<&str>> = (0..=4)
+            .flat_map(|len| {
+                (0..3usize.pow(len)).map(move |mut n| {
+                    (0..len)
+                        .map(|_| {
+                            let w = words[n % 3];
+                            n /= 3;
+                            w
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        for base in &all {
+            for side in &all {
+                let found = matches(base, side);
+                let pairs: Vec<(usize, usize)> = found
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, j)| j.map(|j| (i, j)))
+                    .collect();
+                assert!(
+                    pairs.windows(2).all(|w| w[0].1 < w[1].1),
+                    "{base:?} {side:?}"
+                );
+                assert!(
+                    pairs.iter().all(|&(i, j)| base[i] == side[j]),
+                    "{base:?} {side:?}"
+                );
+                assert_eq!(pairs.len(), lcs_len(base, side), "{base:?} {side:?}");
+            }
+        }
+    }
+
     #[test]
     fn a_text_of_exactly_the_line_bound_is_merged() {
         let lines: String = (0..MAX_LINES).map(|i| alloc::format!("{i}\n")).collect();
