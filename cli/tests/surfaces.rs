@@ -392,6 +392,16 @@ fn check_texts(expect: &Value, prefix: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A refusal against `expect`: its `kind` (when the surface gives one) and its texts.
+fn check_refusal(expect: &Value, kind: Option<&str>, text: &str) -> Result<(), String> {
+    if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
+        && kind != Some(wanted)
+    {
+        return Err(format!("kind {kind:?}, expected {wanted}: {text}"));
+    }
+    check_texts(expect, "text", text)
+}
+
 fn known_keys(step: &Value, keys: &[&str]) -> Result<(), String> {
     for key in step.as_object().unwrap().keys() {
         if !keys.contains(&key.as_str()) {
@@ -526,12 +536,7 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
                     add["entry"].as_str().unwrap(),
                 )
                 .map_err(at)?;
-            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
-                && wanted != kind
-            {
-                return Err(at(format!("kind {kind}, expected {wanted}: {text}")));
-            }
-            check_texts(&expect, "text", &text).map_err(at)?;
+            check_refusal(&expect, Some(&kind), &text).map_err(at)?;
         } else if let Some(add) = step.get("add_under") {
             known_keys(step, &["add_under", "expect"]).map_err(at)?;
             let cause = add["cause"].as_str().unwrap();
@@ -553,15 +558,7 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
             if outcome.ok {
                 return Err(at(format!("the add under {cause} wrote")));
             }
-            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
-                && outcome.kind.as_deref() != Some(wanted)
-            {
-                return Err(at(format!(
-                    "kind {:?}, expected {wanted}: {}",
-                    outcome.kind, outcome.text
-                )));
-            }
-            check_texts(&expect, "text", &outcome.text).map_err(at)?;
+            check_refusal(&expect, outcome.kind.as_deref(), &outcome.text).map_err(at)?;
         } else if let Some(mode) = step.get("root_mode").and_then(Value::as_str) {
             known_keys(step, &["root_mode"]).map_err(at)?;
             let mode = u32::from_str_radix(mode, 8).map_err(|e| at(e.to_string()))?;
@@ -570,12 +567,7 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
         } else if let Some(file) = step.get("read_refused").and_then(Value::as_str) {
             known_keys(step, &["read_refused", "expect"]).map_err(at)?;
             let (kind, text) = surface.read_refused(dir.path(), file).map_err(at)?;
-            if let Some(wanted) = expect.get("kind").and_then(Value::as_str)
-                && wanted != kind
-            {
-                return Err(at(format!("kind {kind}, expected {wanted}: {text}")));
-            }
-            check_texts(&expect, "text", &text).map_err(at)?;
+            check_refusal(&expect, Some(&kind), &text).map_err(at)?;
         } else if let Some(names) = step.get("metis_holds").and_then(Value::as_array) {
             known_keys(step, &["metis_holds"]).map_err(at)?;
             let mut held: Vec<String> = std::fs::read_dir(&metis)
