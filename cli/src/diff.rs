@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 /// (a lone carriage return is part of its line, shown as `\r`), and the diff is safe to
 /// print on a terminal.
 pub fn unified(file: MemoryFile, before: &str, after: &str) -> String {
-    let name = file.file_name();
+    let name = file.name();
     let (before, after) = (visible(before), visible(after));
     similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
         .unified_diff()

@@ -1,8 +1,8 @@
-//! `call --dry-run`: the call run for real, by the same component, on a copy of the two
-//! files in a temporary workspace, so what it prints is what the call would do; the
+//! `call --dry-run`: the call run for real, by the same component, on a copy of the
+//! files (the user's own too, with global user memory on) in a temporary workspace, so what it prints is what the call would do; the
 //! workspace itself is only read.
 
-use metis_memory::{CallOptions, Error, MemoryFile, Workspace};
+use metis_memory::{CallOptions, Error, GlobalUser, Workspace};
 use serde_json::Value;
 
 use super::scratch::Scratch;
@@ -22,10 +22,14 @@ pub fn call(
     })?;
     // Each file's bytes as the component reads them (never a link followed by the
     // host), and only where it exists, so a missing file stays missing.
-    let metis = scratch.path().join(".metis");
+    let mut copy = Workspace::open(scratch.path());
+    if let Some(global) = ws.global_user() {
+        let dir = scratch.path().join("global-metis");
+        copy = copy.with_global_user(GlobalUser::at(dir).agent_writes(global.writes()));
+    }
     let mut before = Vec::new();
-    let target = written_file(input);
-    for file in MemoryFile::ALL {
+    let target = written_file(ws, input);
+    for file in ws.memory_files() {
         let text = match ws.read(file) {
             Ok(text) => text,
             // The call never reads the other file, so it is left out of the copy.
@@ -35,22 +39,22 @@ pub fn call(
                     kind: "dry-run",
                     message: format!(
                         "a dry run copies {} as text, and it cannot be read as text ({e}), so the call cannot be tried on a copy; nothing was written",
-                        file.file_name()
+                        file.name()
                     ),
                 });
             }
         };
-        if ws.exists(file)? {
-            std::fs::create_dir_all(&metis)
-                .and_then(|()| std::fs::write(metis.join(file.file_name()), &text))
+        if let (true, Some(path)) = (ws.exists(file)?, copy.file_path(file)) {
+            let dir = path.parent().unwrap_or(scratch.path());
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&path, &text))
                 .map_err(|e| Failure::Cli {
                     kind: "dry-run",
-                    message: format!("cannot copy {} for the dry run: {e}", file.file_name()),
+                    message: format!("cannot copy {} for the dry run: {e}", file.name()),
                 })?;
         }
         before.push((file, text));
     }
-    let copy = Workspace::open(scratch.path());
     let dry_run: (&str, Value) = ("dry_run", true.into());
     match copy.call_tool_with_options(tool, input, options) {
         Ok(success) => {

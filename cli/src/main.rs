@@ -84,8 +84,33 @@ struct Args {
     #[arg(long, global = true)]
     trust_foreign_metis: bool,
 
+    /// Global user memory: your own USER.md (~/.metis/USER.md, or in --global-user-dir),
+    /// composed into the prompt ahead of the workspace's: off; read (the agent's USER.md
+    /// writes go to the workspace's); write (they go to your own, so every workspace sees
+    /// them). Naming ~/.metis/USER.md (or global-user) as a command's FILE reaches it
+    /// whatever this says
+    #[arg(long, global = true, value_name = "WHO", value_enum, default_value_t = GlobalUserMode::Off)]
+    global_user: GlobalUserMode,
+
+    /// The directory of your own USER.md [default: ~/.metis]
+    #[arg(long, global = true, value_name = "DIR")]
+    global_user_dir: Option<PathBuf>,
+
+    /// Show each file's fill level in its prompt section's heading ("[67% — 2,744/4,096
+    /// bytes]"), so the model consolidates before a write is refused
+    #[arg(long, global = true)]
+    prompt_budget: bool,
+
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--global-user`: whether your own USER.md is used, and who writes it.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum GlobalUserMode {
+    Off,
+    Read,
+    Write,
 }
 
 /// `--no-scan`, on the commands a person writes with.
@@ -350,8 +375,55 @@ enum Command {
 
 /// FILE: `MEMORY.md` or `USER.md` (or `memory`, `user`).
 fn parse_file(name: &str) -> Result<MemoryFile, String> {
-    MemoryFile::parse(name)
-        .ok_or_else(|| format!("expected MEMORY.md or USER.md (or memory, user), got `{name}`"))
+    // `~/.metis/USER.md` unquoted reaches here expanded by the shell.
+    let expanded = metis_memory::GlobalUser::in_home()
+        .is_some_and(|home| std::path::Path::new(name) == home.dir().join("USER.md"));
+    if expanded {
+        return Ok(MemoryFile::GlobalUser);
+    }
+    MemoryFile::parse(name).ok_or_else(|| {
+        format!(
+            "expected MEMORY.md or USER.md (or memory, user), or ~/.metis/USER.md (or global-user) for your own, got `{name}`"
+        )
+    })
+}
+
+impl Command {
+    /// The file the command names, if it names one.
+    fn file(&self) -> Option<MemoryFile> {
+        match self {
+            Command::Read { file }
+            | Command::Exists { file }
+            | Command::Size { file }
+            | Command::List { file }
+            | Command::Add { file, .. }
+            | Command::Replace { file, .. }
+            | Command::Remove { file, .. }
+            | Command::Consolidate { file, .. }
+            | Command::Edit { file, .. } => Some(*file),
+            Command::Audit { file, .. } => *file,
+            _ => None,
+        }
+    }
+}
+
+/// Global user memory as the options say: `None` when off (unless the command names
+/// the user's own file, which is then read as under `read`).
+fn global_user(args: &Args) -> Result<Option<metis_memory::GlobalUser>, String> {
+    let mode = match (args.global_user, args.command.file()) {
+        (GlobalUserMode::Off, Some(MemoryFile::GlobalUser)) => GlobalUserMode::Read,
+        (mode, _) => mode,
+    };
+    if mode == GlobalUserMode::Off {
+        return Ok(None);
+    }
+    let global = match &args.global_user_dir {
+        Some(dir) => metis_memory::GlobalUser::at(dir),
+        None => metis_memory::GlobalUser::in_home().ok_or(
+            "global user memory needs your home directory: HOME is unset or not absolute (or pass --global-user-dir)",
+        )?,
+    };
+    Ok(Some(global.agent_writes(mode == GlobalUserMode::Write)))
 }
 
 /// HASH: a SHA-256 as 64 hex digits.
@@ -432,6 +504,13 @@ fn main() -> ExitCode {
             marker_size,
         });
     }
+    let global = match global_user(&args) {
+        Ok(global) => global,
+        Err(message) => {
+            usage_error(args.json, &message);
+            return ExitCode::from(2);
+        }
+    };
     let (root, located) = match locate::locate(args.workspace) {
         Ok(found) => found,
         Err(message) => {
@@ -440,6 +519,12 @@ fn main() -> ExitCode {
         }
     };
     let mut workspace = Workspace::open(root);
+    if let Some(global) = global {
+        workspace = workspace.with_global_user(global);
+    }
+    if args.prompt_budget {
+        workspace = workspace.with_prompt_budget();
+    }
     if args.allow_metis_link {
         workspace = workspace.follow_metis_link();
     }
@@ -560,7 +645,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Audit { file } => {
-            let files = file.map_or(MemoryFile::ALL.to_vec(), |file| vec![file]);
+            let files = file.map_or_else(|| ws.memory_files(), |file| vec![file]);
             let found = files
                 .into_iter()
                 .map(|file| Ok((file, ws.audit(file)?)))
@@ -592,7 +677,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let input = text_or_stdin(input, "JSON")?;
             let scan = scan_policy(no_scan);
             if let Some(path) = session {
-                let state = session::load(&path)?;
+                let state = session::load(ws, &path)?;
                 let mut held = Session::resume(ws.clone(), state).with_scan(scan);
                 if new_response {
                     held.next_response();
@@ -618,7 +703,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 return outcome;
             }
             if tool == "memory_consolidate" && !unheld {
-                session::require_seen(&input, &seen)?;
+                session::require_seen(ws, &input, &seen)?;
             }
             let options = CallOptions {
                 scan,

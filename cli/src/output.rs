@@ -56,7 +56,7 @@ impl Output {
 
     pub fn content(&self, file: MemoryFile, text: &str) {
         if self.json {
-            self.print_json(json!({ "file": file.file_name(), "content": text }));
+            self.print_json(json!({ "file": file.name(), "content": text }));
         } else {
             // Exactly the file's bytes, so `read` can be piped or redirected losslessly.
             say!("{text}");
@@ -65,7 +65,7 @@ impl Output {
 
     pub fn exists(&self, file: MemoryFile, exists: bool) {
         if self.json {
-            self.print_json(json!({ "file": file.file_name(), "exists": exists }));
+            self.print_json(json!({ "file": file.name(), "exists": exists }));
         } else {
             say!("{exists}\n");
         }
@@ -73,7 +73,7 @@ impl Output {
 
     pub fn size(&self, file: MemoryFile, size_bytes: u64) {
         if self.json {
-            self.print_json(json!({ "file": file.file_name(), "size_bytes": size_bytes }));
+            self.print_json(json!({ "file": file.name(), "size_bytes": size_bytes }));
         } else {
             say!("{size_bytes}\n");
         }
@@ -91,7 +91,7 @@ impl Output {
             for finding in &source.findings {
                 complain!(
                     "{}:{}: [{}] {}{left_out}",
-                    source.file.file_name(),
+                    source.file.name(),
                     finding.line,
                     finding.rule,
                     finding.detail
@@ -115,7 +115,7 @@ impl Output {
                 .flat_map(|(file, findings)| {
                     findings.iter().map(|finding| {
                         let mut value = audit_finding_json(finding);
-                        value["file"] = file.file_name().into();
+                        value["file"] = file.name().into();
                         value
                     })
                 })
@@ -127,14 +127,14 @@ impl Output {
             for finding in findings {
                 say!(
                     "{}:{}: [{}] {}\n",
-                    file.file_name(),
+                    file.name(),
                     finding.line,
                     finding.rule,
                     finding.detail
                 );
             }
         }
-        let names: Vec<&str> = found.iter().map(|(file, _)| file.file_name()).collect();
+        let names: Vec<&str> = found.iter().map(|(file, _)| file.name()).collect();
         let count: usize = found.iter().map(|(_, findings)| findings.len()).sum();
         if clean {
             if !self.quiet {
@@ -169,7 +169,7 @@ impl Output {
             let file = result.file;
             say!(
                 "{}: {} -> {} bytes (soft cap {}, hard cap {})\n",
-                file.file_name(),
+                file.name(),
                 result.before_size_bytes,
                 result.after_size_bytes,
                 ws.soft_cap(file)?,
@@ -205,7 +205,7 @@ impl Output {
                 .map(|e| json!({ "number": e.number, "line": e.line, "text": e.text }))
                 .collect();
             self.print_json(json!({
-                "file": file.file_name(),
+                "file": file.name(),
                 "sha256": crate::diff::sha256_hex(text.as_bytes()),
                 "entries": listed,
             }));
@@ -221,7 +221,8 @@ impl Output {
     }
 
     pub fn status(&self, ws: &Workspace) -> Result<(), Error> {
-        let rows = MemoryFile::ALL
+        let rows = ws
+            .memory_files()
             .into_iter()
             .map(|file| FileStatus::of(ws, file))
             .collect::<Result<Vec<_>, _>>()?;
@@ -251,13 +252,26 @@ impl Output {
             ),
             None => say!("memory in {}\n", ws.metis_dir().display()),
         }
+        if let Some(global) = ws.global_user() {
+            let who = if global.writes() {
+                "the agent's USER.md facts go there"
+            } else {
+                "the agent reads it; its USER.md facts go to the workspace"
+            };
+            say!("global user memory in {} ({who})\n", global.dir().display());
+        }
         say!(
             "workspace: {} (from {})\n",
             ws.root().display(),
             self.located.name()
         );
+        let width = rows
+            .iter()
+            .map(|row| row.file.name().len())
+            .max()
+            .unwrap_or(0);
         for row in &rows {
-            say!("{}\n", row.line(self.color));
+            say!("{}\n", row.line(self.color, width.max(9)));
         }
         let (path, reason) = (path.unwrap_or_default(), reason.unwrap_or_default());
         match source {
@@ -368,7 +382,7 @@ fn hint(error: &Error) -> Option<String> {
             error: StoreError::InvalidUtf8(info),
             ..
         } => {
-            let name = info.file.file_name();
+            let name = info.file.name();
             Some(format!(
                 "to replace it from the command line: metis-memory consolidate {name} CONTENT (or - to read it from stdin)"
             ))

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use metis_memory::json::{session_from_json, session_json};
-use metis_memory::{FileVersion, MemoryFile, SessionState};
+use metis_memory::{FileVersion, SessionState, Workspace};
 
 use super::Failure;
 use super::writes::written_file;
@@ -26,7 +26,7 @@ fn refused(message: String) -> Failure {
 }
 
 /// The session in `path`, if it is this user's own and whole.
-pub fn load(path: &Path) -> Result<SessionState, Failure> {
+pub fn load(ws: &Workspace, path: &Path) -> Result<SessionState, Failure> {
     let shown = path.display();
     let mut options = File::options();
     options.read(true);
@@ -74,12 +74,12 @@ pub fn load(path: &Path) -> Result<SessionState, Failure> {
         })?;
     // `prompt --session` names every file, seen or withheld: a state that leaves one out
     // would let a consolidate of it through unheld.
-    for file in MemoryFile::ALL {
+    for file in ws.memory_files() {
         let named = state.seen.iter().any(|v| v.file == file) || state.withheld.contains(&file);
         if !named {
             return Err(refused(format!(
                 "the session {shown} does not say what the model saw of {}: it was not written by `metis-memory prompt --session`",
-                file.file_name()
+                file.name()
             )));
         }
     }
@@ -148,12 +148,12 @@ impl Pending {
 
 /// A `memory_consolidate` without a session must say which version of its file the model
 /// saw: otherwise it could drop what another session wrote since, and report success.
-pub fn require_seen(input: &str, seen: &[FileVersion]) -> Result<(), Failure> {
-    match written_file(input) {
+pub fn require_seen(ws: &Workspace, input: &str, seen: &[FileVersion]) -> Result<(), Failure> {
+    match written_file(ws, input) {
         Some(file) if !seen.iter().any(|version| version.file == file) => {
             Err(Failure::Usage(format!(
                 "memory_consolidate rewrites all of {name}, so it must be held to the version the model saw: pass --session FILE (written by `metis-memory prompt --session FILE`) or --seen {name}=HASH (from `prompt --json`); --unheld writes it whatever changed since",
-                name = file.file_name()
+                name = file.name()
             )))
         }
         _ => Ok(()),

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One line of `status`: a file against its caps.
 pub struct FileStatus {
-    file: MemoryFile,
+    pub file: MemoryFile,
     exists: bool,
     size_bytes: u64,
     soft_cap: u64,
@@ -38,13 +38,14 @@ impl Lock {
     /// The lock on `file` in `ws`, judged by its date as writers judge it. The lock is
     /// looked at, never followed or read.
     fn of(ws: &Workspace, file: MemoryFile) -> Option<Lock> {
-        let file = metis_memory_core::MemoryFile::from_name(file.file_name())?;
+        let dir = ws.file_path(file)?.parent()?.to_owned();
+        let file = file.core();
         let names = [
             metis_memory_core::lock::lock_name(file),
             metis_memory_core::lock::break_lock_name(file),
         ];
         let planted = names.iter().find_map(|name| {
-            let meta = std::fs::symlink_metadata(ws.metis_dir().join(name)).ok()?;
+            let meta = std::fs::symlink_metadata(dir.join(name)).ok()?;
             let kind = meta.file_type();
             let what = if kind.is_file() {
                 return None;
@@ -57,7 +58,7 @@ impl Lock {
             };
             Some((name.clone(), what))
         });
-        let path = ws.metis_dir().join(&names[0]);
+        let path = dir.join(&names[0]);
         let dated = match std::fs::symlink_metadata(path).and_then(|meta| meta.modified()) {
             Ok(dated) => dated,
             Err(_) if planted.is_some() => SystemTime::now(),
@@ -136,8 +137,9 @@ impl FileStatus {
         self.size_bytes > self.soft_cap
     }
 
-    /// The file's line; `color`: its states that need action in red (now) or yellow (soon).
-    pub fn line(&self, color: bool) -> String {
+    /// The file's line, its name padded to `width`; `color`: its states that need action
+    /// in red (now) or yellow (soon).
+    pub fn line(&self, color: bool, width: usize) -> String {
         let state = match (&self.sha256, self.exists) {
             (Err(reason), _) => paint(color, RED, &format!("unreadable: {reason}")),
             (Ok(_), false) => "missing (reads as empty)".to_owned(),
@@ -172,8 +174,8 @@ impl FileStatus {
             .as_ref()
             .map_or_else(String::new, |lock| format!("  {}", lock.describe()));
         format!(
-            "  {:<9}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}{audit}{lock}",
-            self.file.file_name(),
+            "  {:<width$}  {:>5} B  {}  {:>3}% of soft {:>4} B, hard {:>4} B  {state}{audit}{lock}",
+            self.file.name(),
             self.size_bytes,
             bar(self.size_bytes, self.hard_cap),
             self.size_bytes * 100 / self.soft_cap,
@@ -184,7 +186,7 @@ impl FileStatus {
 
     pub fn json(&self) -> Value {
         let mut value = json!({
-            "file": self.file.file_name(),
+            "file": self.file.name(),
             "exists": self.exists,
             "size_bytes": self.size_bytes,
             "soft_cap": self.soft_cap,

@@ -49,8 +49,8 @@ pub fn remove(
             kind: "no-such-entry",
             message: format!(
                 "{} has {count}, so there is no entry {number}; nothing was changed (`metis-memory list {}` numbers them)",
-                file.file_name(),
-                file.file_name()
+                file.name(),
+                file.name()
             ),
         });
     };
@@ -62,7 +62,7 @@ pub fn remove(
             kind: "changed",
             message: format!(
                 "{name} changed since it was listed (sha256 {listed_hash}, now {read_hash}), so entry {number} may be another line; nothing was removed (`metis-memory list {name}` numbers it again)",
-                name = file.file_name()
+                name = file.name()
             ),
         });
     }
@@ -84,7 +84,7 @@ pub fn remove(
             "removed entry {} (line {}) of {}: {}\n",
             entry.number,
             entry.line,
-            file.file_name(),
+            file.name(),
             diff::visible(entry.text)
         );
     }
@@ -102,7 +102,7 @@ pub fn call(
     run: impl FnOnce(&str, &str) -> Result<ToolSuccess, Error>,
 ) -> Result<(), Failure> {
     // Only the file the input names is read; if it names none, the call is refused.
-    let before = want_diff.then(|| written_file(input).and_then(|file| ws.read(file).ok()));
+    let before = want_diff.then(|| written_file(ws, input).and_then(|file| ws.read(file).ok()));
     match run(tool, input) {
         Ok(success) => {
             let mut extra: Vec<(&str, Value)> = Vec::new();
@@ -135,11 +135,17 @@ fn changes(ws: &Workspace, result: &WriteResult, before: Option<&str>) -> Option
     diff::of_write(result, before?, &after)
 }
 
-/// The file a tool call names, if its input names one as the schema spells it; the
-/// component decides everything else about the input.
-pub fn written_file(input: &str) -> Option<MemoryFile> {
+/// The file a tool call writes, if its input names one as the schema spells it (its
+/// `USER.md` is the user's own with global user memory on and the agent writing it);
+/// the component decides everything else about the input.
+pub fn written_file(ws: &Workspace, input: &str) -> Option<MemoryFile> {
     let value: Value = serde_json::from_str(input).ok()?;
-    MemoryFile::ALL
+    let file = MemoryFile::ALL
         .into_iter()
-        .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))
+        .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))?;
+    let agent_writes_global = ws.global_user().is_some_and(|global| global.writes());
+    Some(match file {
+        MemoryFile::User if agent_writes_global => MemoryFile::GlobalUser,
+        file => file,
+    })
 }

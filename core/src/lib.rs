@@ -26,10 +26,12 @@ mod tools;
 
 pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
 pub use error::{StoreError, changed_content, is_sha256_hex};
-pub use file::MemoryFile;
+pub use file::{GLOBAL_USER_NAME, MemoryFile};
 /// The poisoning scan: its own crate (`scan/`), below the core.
 pub use metis_memory_scan as scan;
-pub use prompt::{ComposedPrompt, PromptSource, assemble_system_prompt, compose_system_prompt};
+pub use prompt::{
+    ComposedPrompt, PromptLayout, PromptSource, assemble_system_prompt, compose_system_prompt,
+};
 pub use refusal::scan_refusal;
 pub use text::{decode_utf8, into_text, python_strip};
 pub use tools::{

@@ -1,6 +1,6 @@
 use alloc::borrow::ToOwned;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::audit::{AuditFinding, AuditPolicy};
@@ -23,24 +23,47 @@ pub struct PromptSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ComposedPrompt {
     pub text: String,
-    /// USER.md, then MEMORY.md.
+    /// In the prompt's order (see [`PromptLayout::files`]).
     pub sources: Vec<PromptSource>,
 }
 
-/// The prompt's files, in its order.
-const PROMPT_ORDER: [MemoryFile; 2] = [MemoryFile::User, MemoryFile::Memory];
+/// What a host turned on that changes the prompt's layout; both off by default, which
+/// is the reference's prompt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PromptLayout {
+    /// Global user memory: the user's own `~/.metis/USER.md` is composed ahead of the
+    /// workspace's USER.md.
+    pub global_user: bool,
+    /// Each section's heading says how full its file is, against its hard cap, so the
+    /// model consolidates before a write is refused.
+    pub budget: bool,
+}
 
-/// [`assemble_system_prompt`] from the files `read` yields (each read once, USER.md first,
-/// as the reference reads them), with the hash of what was read and the audit's findings
-/// handled by `policy`.
+impl PromptLayout {
+    /// The files composed, in the prompt's order: the user's own USER.md (when on), the
+    /// workspace's USER.md, MEMORY.md.
+    pub fn files(self) -> &'static [MemoryFile] {
+        if self.global_user {
+            &[MemoryFile::GlobalUser, MemoryFile::User, MemoryFile::Memory]
+        } else {
+            &[MemoryFile::User, MemoryFile::Memory]
+        }
+    }
+}
+
+/// [`assemble_system_prompt`] from the files `read` yields (each read once, in the
+/// prompt's order, USER.md before MEMORY.md as the reference reads them), with the hash of
+/// what was read and the audit's findings handled by `policy`.
 pub fn compose_system_prompt(
     base: &str,
     mut read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
     policy: AuditPolicy,
+    layout: PromptLayout,
 ) -> Result<ComposedPrompt, StoreError> {
-    let mut texts: Vec<String> = Vec::with_capacity(2);
-    let mut sources = Vec::with_capacity(2);
-    for file in PROMPT_ORDER {
+    let files = layout.files();
+    let mut sections: Vec<Section> = Vec::with_capacity(files.len());
+    let mut sources = Vec::with_capacity(files.len());
+    for &file in files {
         let bytes = read(file)?;
         let text = decode_utf8(file, &bytes)?;
         let findings = policy.findings(text);
@@ -55,35 +78,98 @@ pub fn compose_system_prompt(
             included: !left_out && !python_strip(text).is_empty(),
             findings,
         });
-        texts.push(if left_out {
-            String::new()
-        } else {
-            text.to_owned()
-        });
+        if !left_out {
+            sections.push(Section {
+                file,
+                text: text.to_owned(),
+                size_bytes: layout.budget.then_some(bytes.len() as u64),
+            });
+        }
     }
     Ok(ComposedPrompt {
-        text: assemble_system_prompt(base, &texts[0], &texts[1]),
+        text: assemble_sections(base, &sections),
         sources,
     })
+}
+
+/// One file's part of the prompt.
+struct Section {
+    file: MemoryFile,
+    text: String,
+    /// The file's size, when the heading shows the budget.
+    size_bytes: Option<u64>,
 }
 
 /// The system prompt: `base` (trailing whitespace removed), then the USER.md section, then
 /// the MEMORY.md section, each left out when empty after stripping, joined by a blank line.
 pub fn assemble_system_prompt(base: &str, user_md: &str, memory_md: &str) -> String {
-    let user = python_strip(user_md);
-    let memory = python_strip(memory_md);
-    let mut parts: Vec<String> = Vec::with_capacity(3);
+    let section = |file, text: &str| Section {
+        file,
+        text: text.to_owned(),
+        size_bytes: None,
+    };
+    assemble_sections(
+        base,
+        &[
+            section(MemoryFile::User, user_md),
+            section(MemoryFile::Memory, memory_md),
+        ],
+    )
+}
+
+fn assemble_sections(base: &str, sections: &[Section]) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(sections.len() + 1);
     let base = python_rstrip(base);
     if !base.is_empty() {
         parts.push(base.to_owned());
     }
-    if !user.is_empty() {
-        parts.push(format!("## User context (USER.md)\n{user}"));
-    }
-    if !memory.is_empty() {
-        parts.push(format!("## Workspace memory (MEMORY.md)\n{memory}"));
+    for section in sections {
+        let text = python_strip(&section.text);
+        if text.is_empty() {
+            continue;
+        }
+        let heading = heading(section.file);
+        parts.push(match section.size_bytes {
+            None => format!("{heading}\n{text}"),
+            Some(size) => format!("{heading} {}\n{text}", budget(section.file, size)),
+        });
     }
     parts.join("\n\n")
+}
+
+/// A section's heading: it names the file its facts came from.
+fn heading(file: MemoryFile) -> &'static str {
+    match file {
+        MemoryFile::User => "## User context (USER.md)",
+        MemoryFile::Memory => "## Workspace memory (MEMORY.md)",
+        MemoryFile::GlobalUser => "## User context, every workspace (~/.metis/USER.md)",
+    }
+}
+
+/// How full a file of `size` bytes is, as Hermes shows it: `[67% — 1,474/2,200 bytes]`,
+/// against the hard cap (the size at which a write is refused), rounded down so that
+/// 100% means refused.
+fn budget(file: MemoryFile, size: u64) -> String {
+    let cap = file.hard_cap();
+    format!(
+        "[{}% — {}/{} bytes]",
+        size * 100 / cap,
+        thousands(size),
+        thousands(cap)
+    )
+}
+
+/// `n` with a comma between each group of three digits.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -106,5 +192,66 @@ mod tests {
             assemble_system_prompt("  You are helpful.\n", "- tea\n", "- rust\n"),
             "  You are helpful.\n\n## User context (USER.md)\n- tea\n\n## Workspace memory (MEMORY.md)\n- rust"
         );
+    }
+
+    #[test]
+    fn global_user_memory_comes_first_and_says_where_it_is_from() {
+        let read = |file| {
+            Ok(match file {
+                MemoryFile::GlobalUser => b"- name: Sam\n".to_vec(),
+                MemoryFile::User => b"- prefers tabs here\n".to_vec(),
+                MemoryFile::Memory => b"- rust\n".to_vec(),
+            })
+        };
+        let layout = PromptLayout {
+            global_user: true,
+            budget: false,
+        };
+        let composed = compose_system_prompt("base", read, AuditPolicy::Off, layout).unwrap();
+        assert_eq!(
+            composed.text,
+            "base\n\n## User context, every workspace (~/.metis/USER.md)\n- name: Sam\n\n## User context (USER.md)\n- prefers tabs here\n\n## Workspace memory (MEMORY.md)\n- rust"
+        );
+        let files: Vec<MemoryFile> = composed.sources.iter().map(|s| s.file).collect();
+        assert_eq!(
+            files,
+            [MemoryFile::GlobalUser, MemoryFile::User, MemoryFile::Memory]
+        );
+        let off =
+            compose_system_prompt("base", read, AuditPolicy::Off, PromptLayout::default()).unwrap();
+        assert_eq!(
+            off.text,
+            assemble_system_prompt("base", "- prefers tabs here\n", "- rust\n")
+        );
+        assert_eq!(off.sources.len(), 2);
+    }
+
+    #[test]
+    fn the_budget_is_the_fill_level_against_the_hard_cap() {
+        let memory = "- x\n".repeat(368) + "- yz\n";
+        assert_eq!(memory.len(), 1477);
+        let read = |file| {
+            Ok(match file {
+                MemoryFile::Memory => memory.clone().into_bytes(),
+                _ => Vec::new(),
+            })
+        };
+        let layout = PromptLayout {
+            global_user: false,
+            budget: true,
+        };
+        let composed = compose_system_prompt("", read, AuditPolicy::Off, layout).unwrap();
+        assert!(
+            composed
+                .text
+                .starts_with("## Workspace memory (MEMORY.md) [36% — 1,477/4,096 bytes]\n- x\n"),
+            "{}",
+            composed.text
+        );
+        assert_eq!(budget(MemoryFile::User, 3071), "[99% — 3,071/3,072 bytes]");
+        assert_eq!(budget(MemoryFile::User, 3072), "[100% — 3,072/3,072 bytes]");
+        assert_eq!(budget(MemoryFile::Memory, 0), "[0% — 0/4,096 bytes]");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
     }
 }

@@ -72,11 +72,12 @@ impl Session {
     }
 
     /// The options a tool call runs under in this session.
-    pub fn options(&self, scan: ScanPolicy) -> CallOptions {
+    pub fn options(&self, scan: ScanPolicy, user_file: MemoryFile) -> CallOptions {
         CallOptions {
             scan,
             seen: self.seen.clone(),
             withheld: self.withheld.clone(),
+            user_file,
         }
     }
 
@@ -163,7 +164,7 @@ mod tests {
         let outcome = run_tool_call(
             "memory_consolidate",
             input.into(),
-            &session.options(ScanPolicy::ALL),
+            &session.options(ScanPolicy::ALL, MemoryFile::User),
             on(current),
         );
         session.observe(&outcome);

@@ -24,15 +24,21 @@ pub struct CallOptions {
     /// Files the host left out of the prompt (the audit found something in them): the
     /// model has not seen them, so every tool write to them is refused.
     pub withheld: Vec<MemoryFile>,
+    /// The file a tool call's `USER.md` is: the workspace's ([`MemoryFile::User`]), or
+    /// the user's own when the person chose that the agent writes user facts there
+    /// ([`MemoryFile::GlobalUser`]).
+    pub user_file: MemoryFile,
 }
 
 impl CallOptions {
-    /// The full scan, no seen versions, nothing withheld: what `tools.call` does.
+    /// The full scan, no seen versions, nothing withheld, `USER.md` the workspace's:
+    /// what `tools.call` does.
     pub fn scan_all() -> CallOptions {
         CallOptions {
             scan: ScanPolicy::ALL,
             seen: Vec::new(),
             withheld: Vec::new(),
+            user_file: MemoryFile::User,
         }
     }
 
@@ -193,7 +199,10 @@ pub fn run_tool_call(
     // Free the raw input before the write: it may be as large as the host allows.
     drop(input);
     let operation = call.operation();
-    let file = call.file();
+    let file = match call.file() {
+        MemoryFile::User => options.user_file,
+        file => file,
+    };
     if options.withheld.contains(&file) {
         return Err(ToolRefusal::says(format!(
             "{file} was left out of your context because the memory audit found something in it, so the memory tools cannot write to it; nothing was written: ask the user to review it (`metis-memory audit {file}`)"
@@ -367,6 +376,39 @@ pub(crate) mod tests {
                 on("new\n")
             )
             .is_ok()
+        );
+    }
+
+    #[test]
+    fn user_md_is_the_file_the_host_chose_for_it() {
+        let add = || r#"{"file":"USER.md","entry":"- name: Sam"}"#.to_string();
+        let global = CallOptions {
+            user_file: MemoryFile::GlobalUser,
+            ..CallOptions::scan_all()
+        };
+        let done = run_tool_call("memory_add", add(), &global, on("")).unwrap();
+        assert_eq!(done.result.file, MemoryFile::GlobalUser);
+        assert_eq!(done.text, "appended to ~/.metis/USER.md (12 bytes total)");
+        let here = run_tool_call("memory_add", add(), &CallOptions::scan_all(), on("")).unwrap();
+        assert_eq!(here.result.file, MemoryFile::User);
+        let memory = r#"{"file":"MEMORY.md","entry":"x"}"#.to_string();
+        let done = run_tool_call("memory_add", memory, &global, on("")).unwrap();
+        assert_eq!(done.result.file, MemoryFile::Memory);
+        // The global file is held to its own seen version.
+        let stale = CallOptions {
+            seen: vec![
+                (MemoryFile::User, sha256_hex(b"new\n")),
+                (MemoryFile::GlobalUser, sha256_hex(b"old")),
+            ],
+            ..global
+        };
+        let consolidate = r#"{"file":"USER.md","content":"x"}"#.to_string();
+        let refused = run_tool_call("memory_consolidate", consolidate, &stale, on("new\n"));
+        assert!(
+            refused
+                .unwrap_err()
+                .message
+                .starts_with("~/.metis/USER.md changed since")
         );
     }
 

@@ -24,8 +24,8 @@ use conformance_format::{Runner, text};
 use metis_memory_core::audit::{AuditFinding, AuditPolicy, audit};
 use metis_memory_core::tool_call::{CallOptions, ToolRefusal, ToolSuccess, run_tool_call};
 use metis_memory_core::{
-    ComposedPrompt, Edit, MemoryEvent, MemoryFile, StoreError, TOOL_DEFINITIONS, WriteResult,
-    assemble_system_prompt, compose_system_prompt, into_text, plan_write,
+    ComposedPrompt, Edit, MemoryEvent, MemoryFile, PromptLayout, StoreError, TOOL_DEFINITIONS,
+    WriteResult, assemble_system_prompt, compose_system_prompt, into_text, plan_write,
 };
 use serde_json::{Value, json};
 
@@ -402,6 +402,7 @@ impl Runner for Shell {
                 &text(step, "base"),
                 |file| self.read(file),
                 audit_policy(step["audit"].as_str().unwrap_or("off")),
+                PromptLayout::default(),
             )
             .map(|prompt| composed_json(&prompt)),
             "audit" => self

@@ -20,24 +20,52 @@ use crate::settings::owner_token;
 
 /// The guest path the host pre-opens the workspace's `.metis/` at.
 const METIS_DIR: &str = ".metis";
+/// The guest path the host pre-opens the user's own `.metis/` at (global user memory).
+const GLOBAL_METIS_DIR: &str = "global-metis";
 const READ_CHUNK: u64 = 64 * 1024;
 
-/// The workspace's `.metis/` directory, or `None` when the host pre-opened none because
-/// the workspace does not have one yet.
-pub struct MetisDir(Option<Descriptor>);
+/// The memory directories the host pre-opened: the workspace's `.metis/` (`None` when the
+/// workspace does not have one yet) and, with global user memory on, the user's own.
+pub struct MetisDir {
+    workspace: Option<Descriptor>,
+    global: Option<Descriptor>,
+}
 
 impl MetisDir {
     pub fn open() -> Self {
-        MetisDir(
-            get_directories()
-                .into_iter()
-                .find_map(|(dir, name)| (name == METIS_DIR).then_some(dir)),
-        )
+        let mut dirs = MetisDir {
+            workspace: None,
+            global: None,
+        };
+        for (dir, name) in get_directories() {
+            match name.as_str() {
+                METIS_DIR => dirs.workspace = Some(dir),
+                GLOBAL_METIS_DIR => dirs.global = Some(dir),
+                _ => {}
+            }
+        }
+        dirs
     }
 
-    /// The pre-opened `.metis/`, if the host pre-opened one.
-    pub fn descriptor(&self) -> Option<&Descriptor> {
-        self.0.as_ref()
+    /// The pre-opened directories with the files each holds.
+    pub fn descriptors(&self) -> impl Iterator<Item = (&Descriptor, &'static [MemoryFile])> {
+        let workspace = self
+            .workspace
+            .as_ref()
+            .map(|dir| (dir, &MemoryFile::ALL[..]));
+        let global = self
+            .global
+            .as_ref()
+            .map(|dir| (dir, &[MemoryFile::GlobalUser][..]));
+        workspace.into_iter().chain(global)
+    }
+
+    /// The directory `file` is in, if the host pre-opened it.
+    fn dir(&self, file: MemoryFile) -> Option<&Descriptor> {
+        match file {
+            MemoryFile::GlobalUser => self.global.as_ref(),
+            _ => self.workspace.as_ref(),
+        }
     }
 
     /// The file's status, or `None` when it does not exist. Anything but a regular file
@@ -45,7 +73,9 @@ impl MetisDir {
     /// with another hard link: that name may be outside `.metis/` (the store's own
     /// writes always leave one link, since they rename a new file into place).
     pub fn stat(&self, file: MemoryFile) -> Result<Option<DescriptorStat>, StoreError> {
-        let Some(dir) = &self.0 else { return Ok(None) };
+        let Some(dir) = self.dir(file) else {
+            return Ok(None);
+        };
         match dir.stat_at(PathFlags::empty(), file.file_name()) {
             Ok(stat) if stat.type_ == DescriptorType::RegularFile && stat.link_count <= 1 => {
                 Ok(Some(stat))
@@ -59,7 +89,7 @@ impl MetisDir {
     /// The file's exact bytes; empty when it does not exist. Never more than the file's
     /// read limit: a larger file is `too-large`, whether the stat or the read finds it.
     pub fn read(&self, file: MemoryFile) -> Result<Vec<u8>, StoreError> {
-        let (Some(dir), Some(stat)) = (&self.0, self.stat(file)?) else {
+        let (Some(dir), Some(stat)) = (self.dir(file), self.stat(file)?) else {
             return Ok(Vec::new());
         };
         let limit = file.read_limit();
@@ -130,9 +160,15 @@ impl MetisDir {
     }
 
     fn writable(&self, file: MemoryFile) -> Result<&Descriptor, StoreError> {
-        self.0.as_ref().ok_or_else(|| StoreError::Io {
+        self.dir(file).ok_or_else(|| StoreError::Io {
             file,
-            message: "the host pre-opened no .metis directory to write into".into(),
+            message: match file {
+                MemoryFile::GlobalUser => {
+                    "global user memory is off: the host pre-opened no ~/.metis directory to write into"
+                }
+                _ => "the host pre-opened no .metis directory to write into",
+            }
+            .into(),
         })
     }
 

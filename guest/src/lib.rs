@@ -116,12 +116,10 @@ impl Guest for Component {
 
     fn recover_after_trap() -> Landing {
         let metis = MetisDir::open();
-        let Some(dir) = metis.descriptor() else {
-            return Landing::Untraced;
-        };
         let current = |file| metis.read(file).ok().map(|bytes| core::sha256_hex(&bytes));
-        let files: Vec<core::lock::Landing> = lock::recover_after_trap(dir, current)
-            .into_iter()
+        let files: Vec<core::lock::Landing> = metis
+            .descriptors()
+            .flat_map(|(dir, files)| lock::recover_after_trap(dir, files, current))
             .map(|(_, landed)| landed)
             .collect();
         match core::lock::call_landing(&files) {
@@ -140,15 +138,19 @@ impl Guest for Component {
     }
 
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
-        // `compose-system-prompt` without the audit and without hashing the files (a
-        // host calls this on every model call): USER.md read and checked first, as there.
-        let dir = MetisDir::open();
-        let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
-        let memory = core::into_text(
-            core::MemoryFile::Memory,
-            dir.read(core::MemoryFile::Memory)?,
-        )?;
-        Ok(core::assemble_system_prompt(&base, &user, &memory))
+        // `compose-system-prompt` without the audit (a host calls this on every model
+        // call): the files read and checked in the prompt's order, as there.
+        let layout = settings::prompt_layout();
+        if layout == core::PromptLayout::default() {
+            let dir = MetisDir::open();
+            let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
+            let memory = core::into_text(
+                core::MemoryFile::Memory,
+                dir.read(core::MemoryFile::Memory)?,
+            )?;
+            return Ok(core::assemble_system_prompt(&base, &user, &memory));
+        }
+        Ok(compose(&base, AuditPolicy::Off)?.text)
     }
 
     fn compose_system_prompt(
@@ -188,7 +190,12 @@ fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core:
         AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
         AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
     };
-    core::compose_system_prompt(base, |file| dir.read(file), policy)
+    core::compose_system_prompt(
+        base,
+        |file| dir.read(file),
+        policy,
+        settings::prompt_layout(),
+    )
 }
 
 fn composed_prompt(composed: core::ComposedPrompt) -> ComposedPrompt {
@@ -307,6 +314,7 @@ impl From<MemoryFile> for core::MemoryFile {
         match file {
             MemoryFile::Memory => core::MemoryFile::Memory,
             MemoryFile::User => core::MemoryFile::User,
+            MemoryFile::GlobalUser => core::MemoryFile::GlobalUser,
         }
     }
 }
@@ -316,6 +324,7 @@ impl From<core::MemoryFile> for MemoryFile {
         match file {
             core::MemoryFile::Memory => MemoryFile::Memory,
             core::MemoryFile::User => MemoryFile::User,
+            core::MemoryFile::GlobalUser => MemoryFile::GlobalUser,
         }
     }
 }

@@ -337,7 +337,7 @@ fn settle(dir: &Descriptor, aside: &str, name: &str, owner: Option<u64>) {
     let _ = dir.unlink_file_at(aside);
 }
 
-/// Removes what a call with this instance's owner token left in `.metis/` when its
+/// Removes what a call with this instance's owner token left in `dir` (holding `files`) when its
 /// instance trapped: its lock (moved aside and inspected first, put back if it turns out
 /// to be another writer's), its pending lock and its temporary file. Anything else
 /// planted at the lock's name is left where it is. Returns, per file, whether the call's
@@ -345,11 +345,12 @@ fn settle(dir: &Descriptor, aside: &str, name: &str, owner: Option<u64>) {
 /// (`current_hash`: `None` if the file cannot be read).
 pub fn recover_after_trap(
     dir: &Descriptor,
+    files: &[MemoryFile],
     current_hash: impl Fn(MemoryFile) -> Option<String>,
 ) -> Vec<(MemoryFile, Landing)> {
     let token = owner_token();
     let mut landings = Vec::new();
-    for file in MemoryFile::ALL {
+    for &file in files {
         let name = lock_name(file);
         // The call trapped while releasing its lock or breaking a stale one, both of
         // which move the lock to this call's aside name first: it may be another

@@ -1,5 +1,9 @@
 //! What the host says about this instance, in its environment (`wasi:cli/environment`).
 
+use alloc::string::String;
+
+use metis_memory_core::{MemoryFile, PromptLayout};
+
 /// Whether the host opened the workspace read-only (`METIS_MEMORY_READ_ONLY=1`): every
 /// write is refused with `read-only` before it touches anything, whatever the host's
 /// sandbox would also refuse, so every host says the same.
@@ -22,6 +26,37 @@ pub(crate) fn owner_token() -> u64 {
         .find(|(name, _)| name == "METIS_MEMORY_OWNER")
         .and_then(|(_, hex)| u64::from_str_radix(&hex, 16).ok())
         .unwrap_or_else(wasip2::random::random::get_random_u64)
+}
+
+/// Global user memory, as the host set it (`METIS_MEMORY_GLOBAL_USER`, see `wit/world.wit`):
+/// `None` when off, else the file a tool call's `USER.md` is.
+pub(crate) fn global_user() -> Option<MemoryFile> {
+    match environment_value("METIS_MEMORY_GLOBAL_USER")?.as_str() {
+        "read" => Some(MemoryFile::User),
+        "write" => Some(MemoryFile::GlobalUser),
+        _ => None,
+    }
+}
+
+/// The prompt's layout: global user memory, and the budget in the headings
+/// (`METIS_MEMORY_PROMPT_BUDGET=1`).
+pub(crate) fn prompt_layout() -> PromptLayout {
+    PromptLayout {
+        global_user: global_user().is_some(),
+        budget: environment_says("METIS_MEMORY_PROMPT_BUDGET"),
+    }
+}
+
+/// The file a tool call's `USER.md` is.
+pub(crate) fn user_file() -> MemoryFile {
+    global_user().unwrap_or(MemoryFile::User)
+}
+
+fn environment_value(variable: &str) -> Option<String> {
+    wasip2::cli::environment::get_environment()
+        .into_iter()
+        .find(|(name, _)| name == variable)
+        .map(|(_, value)| value)
 }
 
 fn environment_says(variable: &str) -> bool {

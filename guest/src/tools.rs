@@ -11,7 +11,7 @@ use crate::exports::metis::memory::tools::{
     ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::metis::memory::types::{FileVersion, Session};
-use crate::{Component, release_write_lock, write_file};
+use crate::{Component, release_write_lock, settings, write_file};
 
 impl Guest for Component {
     fn definitions() -> Vec<ToolDefinition> {
@@ -26,7 +26,11 @@ impl Guest for Component {
     }
 
     fn call(name: String, input: String) -> Result<ToolSuccess, ToolError> {
-        run(&name, input, &CoreCallOptions::scan_all())
+        let options = CoreCallOptions {
+            user_file: settings::user_file(),
+            ..CoreCallOptions::scan_all()
+        };
+        run(&name, input, &options)
     }
 
     fn call_with_policy(
@@ -36,6 +40,7 @@ impl Guest for Component {
     ) -> Result<ToolSuccess, ToolError> {
         let options = CoreCallOptions {
             scan: scan_policy(policy),
+            user_file: settings::user_file(),
             ..CoreCallOptions::scan_all()
         };
         run(&name, input, &options)
@@ -54,6 +59,7 @@ impl Guest for Component {
                 .map(|version| (version.file.into(), version.sha256))
                 .collect(),
             withheld: options.withheld.into_iter().map(Into::into).collect(),
+            user_file: settings::user_file(),
         };
         run(&name, input, &options)
     }
@@ -65,7 +71,11 @@ impl Guest for Component {
         session: Session,
     ) -> SessionOutcome {
         let mut session = core::session::Session::from(session);
-        let outcome = run_core(&name, input, &session.options(scan_policy(scan)));
+        let outcome = run_core(
+            &name,
+            input,
+            &session.options(scan_policy(scan), settings::user_file()),
+        );
         session.observe(&outcome);
         let outcome = SessionOutcome {
             outcome: outcome.map(success).map_err(tool_error),

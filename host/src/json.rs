@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 /// A write result with the spec's snake_case field names.
 pub fn write_result_json(r: &WriteResult) -> Value {
     json!({
-        "file": r.file.file_name(),
+        "file": r.file.name(),
         "before_hash": r.before_hash,
         "after_hash": r.after_hash,
         "before_size_bytes": r.before_size_bytes,
@@ -30,38 +30,38 @@ pub fn error_json(error: &Error) -> Value {
             let mut value = json!({ "kind": error.kind(), "message": message });
             match error {
                 StoreError::HardCapExceeded(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["attempted_bytes"] = info.attempted_bytes.into();
                     value["cap_bytes"] = info.cap_bytes.into();
                 }
                 StoreError::NotUnique(count) => value["count"] = (*count).into(),
                 StoreError::InvalidUtf8(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["offset"] = info.offset.into();
                 }
-                StoreError::NotARegularFile(file) => value["file"] = file.file_name().into(),
+                StoreError::NotARegularFile(file) => value["file"] = file.name().into(),
                 StoreError::Changed(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["expected_hash"] = info.expected_hash.as_str().into();
                     value["current_hash"] = info.current_hash.as_str().into();
                     value["current_content"] = info.current_content.as_str().into();
                 }
                 StoreError::TooLarge(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["size_bytes"] = info.size_bytes.into();
                     value["limit_bytes"] = info.limit_bytes.into();
                 }
                 StoreError::Unsynced(info) => {
-                    value["file"] = info.result.file.file_name().into();
+                    value["file"] = info.result.file.name().into();
                     value["result"] = write_result_json(&info.result);
                     value["reason"] = info.reason.as_str().into();
                 }
                 StoreError::Poisoned(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["rule"] = info.rule.as_str().into();
                 }
                 StoreError::Flagged(info) => {
-                    value["file"] = info.file.file_name().into();
+                    value["file"] = info.file.name().into();
                     value["findings"] = info.findings.iter().map(audit_finding_json).collect();
                 }
                 _ => {}
@@ -102,7 +102,7 @@ pub fn tool_error_json(error: &ToolError) -> Value {
 
 /// A file version as `{"file", "sha256"}`.
 pub fn file_version_json(version: &FileVersion) -> Value {
-    json!({ "file": version.file.file_name(), "sha256": version.sha256 })
+    json!({ "file": version.file.name(), "sha256": version.sha256 })
 }
 
 /// An audit finding as `{"line", "rule", "detail"}`.
@@ -116,7 +116,7 @@ pub fn composed_prompt_json(prompt: &ComposedPrompt) -> Value {
     json!({
         "text": prompt.text,
         "sources": prompt.sources.iter().map(|source| json!({
-            "file": source.file.file_name(),
+            "file": source.file.name(),
             "sha256": source.sha256,
             "size_bytes": source.size_bytes,
             "included": source.included,
@@ -131,7 +131,7 @@ pub fn event_json(event: &MemoryEvent) -> Value {
         MemoryEvent::Updated(e) => json!({
             "type": "memory.updated",
             "payload": {
-                "file": e.file.file_name(),
+                "file": e.file.name(),
                 "operation": e.operation.name(),
                 "before_hash": e.before_hash,
                 "after_hash": e.after_hash,
@@ -142,7 +142,7 @@ pub fn event_json(event: &MemoryEvent) -> Value {
         MemoryEvent::Eviction(e) => json!({
             "type": "memory.eviction",
             "payload": {
-                "file": e.file.file_name(),
+                "file": e.file.name(),
                 "trigger": e.trigger.name(),
                 "entries_evicted": e.entries_evicted,
                 "size_before_bytes": e.size_before_bytes,
@@ -168,12 +168,12 @@ pub fn tool_definition_json(tool: &ToolDefinition) -> Value {
 pub fn session_json(state: &crate::SessionState) -> Value {
     let versions = |list: &[FileVersion]| -> Vec<Value> {
         list.iter()
-            .map(|v| json!({ "file": v.file.file_name(), "sha256": v.sha256 }))
+            .map(|v| json!({ "file": v.file.name(), "sha256": v.sha256 }))
             .collect()
     };
     json!({
         "seen": versions(&state.seen),
-        "withheld": state.withheld.iter().map(|f| f.file_name()).collect::<Vec<_>>(),
+        "withheld": state.withheld.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "shown": versions(&state.shown),
     })
 }

@@ -19,6 +19,7 @@ mod cache;
 mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
+mod global_user;
 #[cfg(feature = "json")]
 pub mod json;
 mod opened;
@@ -51,6 +52,7 @@ pub use bindings::metis::memory::types::{
 };
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
+pub use global_user::GlobalUser;
 
 /// The release's version: the WIT package's (`metis:memory@VERSION`), which the crates,
 /// the CLI, the MCP server and the Python and Node packages all report.
@@ -161,19 +163,26 @@ pub struct ReadmeDoctests;
 pub struct ApiDocDoctests;
 
 impl MemoryFile {
-    /// Both files, in the order listings show them.
+    /// The workspace's two files, in the order listings show them.
     pub const ALL: [MemoryFile; 2] = [MemoryFile::Memory, MemoryFile::User];
 
-    /// The file's name inside `.metis/`.
+    /// The file's name inside its `.metis/` directory.
     pub fn file_name(self) -> &'static str {
         self.core().file_name()
     }
 
+    /// The name texts give the file: `MEMORY.md`, `USER.md`, or `~/.metis/USER.md` for
+    /// the user's own (global user memory).
+    pub fn name(self) -> &'static str {
+        self.core().name()
+    }
+
     /// The same file in `metis-memory-core`'s terms (names and lock files).
-    pub(crate) fn core(self) -> metis_memory_core::MemoryFile {
+    pub fn core(self) -> metis_memory_core::MemoryFile {
         match self {
             MemoryFile::Memory => metis_memory_core::MemoryFile::Memory,
             MemoryFile::User => metis_memory_core::MemoryFile::User,
+            MemoryFile::GlobalUser => metis_memory_core::MemoryFile::GlobalUser,
         }
     }
 
@@ -181,11 +190,16 @@ impl MemoryFile {
         match file {
             metis_memory_core::MemoryFile::Memory => MemoryFile::Memory,
             metis_memory_core::MemoryFile::User => MemoryFile::User,
+            metis_memory_core::MemoryFile::GlobalUser => MemoryFile::GlobalUser,
         }
     }
 
-    /// Parses `MEMORY.md`/`USER.md`, or `memory`/`user` in any case.
+    /// Parses `MEMORY.md`/`USER.md`, or `memory`/`user` in any case; `~/.metis/USER.md`
+    /// (or `global-user`) is the user's own.
     pub fn parse(name: &str) -> Option<MemoryFile> {
+        if name == MemoryFile::GlobalUser.name() || name.eq_ignore_ascii_case("global-user") {
+            return Some(MemoryFile::GlobalUser);
+        }
         MemoryFile::ALL.into_iter().find(|file| {
             name == file.file_name()
                 || name.eq_ignore_ascii_case(file.file_name().trim_end_matches(".md"))

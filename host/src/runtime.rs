@@ -20,6 +20,8 @@ pub const COMPONENT_SHA256: &str = env!("METIS_COMPONENT_SHA256");
 
 /// The guest path the workspace's `.metis/` is pre-opened at (see `wit/world.wit`).
 const GUEST_METIS_DIR: &str = ".metis";
+/// The guest path the user's own `.metis/` is pre-opened at, with global user memory on.
+const GUEST_GLOBAL_METIS_DIR: &str = "global-metis";
 
 /// The guest names its lock and temporary file after this token, so the host can remove
 /// them if the instance traps while holding them (see `Workspace::clean_up_after_trap`).
@@ -28,6 +30,22 @@ const OWNER_ENV: &str = "METIS_MEMORY_OWNER";
 const READ_ONLY_ENV: &str = "METIS_MEMORY_READ_ONLY";
 /// Set to `1` when `.metis/` is on a filesystem mounted read-only (`wit/types.wit`).
 const READ_ONLY_FS_ENV: &str = "METIS_MEMORY_READ_ONLY_FS";
+/// Global user memory on, and who writes it: `read` or `write` (`wit/world.wit`).
+const GLOBAL_USER_ENV: &str = "METIS_MEMORY_GLOBAL_USER";
+/// Set to `1` to show each file's fill level in the prompt (`wit/world.wit`).
+const PROMPT_BUDGET_ENV: &str = "METIS_MEMORY_PROMPT_BUDGET";
+
+/// What a workspace's instances are told besides a call's own token and directories:
+/// the same for every instance of one workspace, and part of what a kept instance is
+/// kept for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Settings {
+    pub read_only: bool,
+    /// Global user memory: `None` when off, else whether the agent's `USER.md` writes
+    /// go to the user's own file.
+    pub global_user: Option<bool>,
+    pub prompt_budget: bool,
+}
 
 /// A token unique to one call: which lock file and temporary file are this call's.
 pub(crate) fn owner_token() -> u64 {
@@ -193,7 +211,9 @@ fn faulty_pre() -> Result<&'static MemoryPre<Ctx>, Error> {
 pub(crate) struct Call<'a> {
     /// The workspace's `.metis/`, pre-opened as `.metis`; `None` pre-opens nothing.
     pub metis_dir: Option<&'a OpenedDir>,
-    pub read_only: bool,
+    /// The user's own `.metis/` (global user memory), pre-opened as `global-metis`.
+    pub global_dir: Option<&'a OpenedDir>,
+    pub settings: Settings,
     pub limits: Limits,
     /// This call's owner token, passed to the guest in `METIS_MEMORY_OWNER`.
     pub owner: u64,
@@ -228,7 +248,8 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
     let runtime = runtime()?;
     let mut wasi = WasiCtxBuilder::new();
     wasi.env(OWNER_ENV, format!("{:016x}", call.owner));
-    if call.read_only {
+    let settings = call.settings;
+    if settings.read_only {
         // The component refuses every write itself, with `read-only`, as under every
         // host; the read-only pre-open below is the sandbox's own guarantee.
         wasi.env(READ_ONLY_ENV, "1");
@@ -237,18 +258,31 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
         // wasmtime-wasi passes EROFS on as `io`: the component names the cause with this.
         wasi.env(READ_ONLY_FS_ENV, "1");
     }
+    if let Some(agent_writes) = settings.global_user {
+        wasi.env(GLOBAL_USER_ENV, if agent_writes { "write" } else { "read" });
+    }
+    if settings.prompt_budget {
+        wasi.env(PROMPT_BUDGET_ENV, "1");
+    }
     // Filesystem calls run on this thread: the call blocks on them anyway, and handing
     // each to a worker thread cost more than the call itself (before the preopen, which
     // takes the setting with it).
     wasi.allow_blocking_current_thread(true);
-    if let Some(dir) = call.metis_dir {
-        let perms = if call.read_only {
-            FsPerms::ReadOnly
-        } else {
-            FsPerms::ReadWrite
-        };
-        wasi.preopened_dir(&dir.path, GUEST_METIS_DIR, perms)
-            .map_err(|e| Error::Workspace(format!("cannot open {}: {e}", dir.path.display())))?;
+    let perms = if settings.read_only {
+        FsPerms::ReadOnly
+    } else {
+        FsPerms::ReadWrite
+    };
+    let preopens = [
+        (call.metis_dir, GUEST_METIS_DIR),
+        (call.global_dir, GUEST_GLOBAL_METIS_DIR),
+    ];
+    for (dir, guest) in preopens {
+        if let Some(dir) = dir {
+            wasi.preopened_dir(&dir.path, guest, perms).map_err(|e| {
+                Error::Workspace(format!("cannot open {}: {e}", dir.path.display()))
+            })?;
+        }
     }
     let ctx = Ctx {
         wasi: wasi.build(),
@@ -291,9 +325,27 @@ pub(crate) struct KeptInstance(Mutex<Option<Kept>>);
 struct Kept {
     store: Store<Ctx>,
     memory: Memory,
-    /// The `.metis/` directory it sees (device and inode), `None` for none.
-    metis: Option<(u64, u64)>,
+    /// The directories it sees and how it was set up.
+    made_for: KeptFor,
     limits: Limits,
+}
+
+/// What a kept instance was made for: the `.metis/` directories it sees (device and
+/// inode, `None` for none) and the workspace's settings. It is used only while all of
+/// them are still what they were.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeptFor {
+    pub metis: Option<(u64, u64)>,
+    pub global: Option<(u64, u64)>,
+    pub settings: Settings,
+}
+
+/// The directories an instance pre-opens: the workspace's `.metis/`, and the user's own
+/// with global user memory on.
+#[derive(Default)]
+pub(crate) struct Preopens {
+    pub metis: Option<OpenedDir>,
+    pub global: Option<OpenedDir>,
 }
 
 impl std::fmt::Debug for KeptInstance {
@@ -315,11 +367,15 @@ pub(crate) struct OpenedDir {
 }
 
 impl Kept {
-    /// A read-only instance on `metis` (none if `None`) under `limits`.
-    fn new(metis: Option<OpenedDir>, limits: Limits) -> Result<Kept, Error> {
+    /// A read-only instance on `dirs` under `limits`.
+    fn new(dirs: Preopens, settings: Settings, limits: Limits) -> Result<Kept, Error> {
         let call = Call {
-            metis_dir: metis.as_ref(),
-            read_only: true,
+            metis_dir: dirs.metis.as_ref(),
+            global_dir: dirs.global.as_ref(),
+            settings: Settings {
+                read_only: true,
+                ..settings
+            },
             limits,
             owner: owner_token(),
             #[cfg(feature = "fault-injection")]
@@ -329,21 +385,25 @@ impl Kept {
         Ok(Kept {
             store,
             memory,
-            metis: metis.map(|dir| dir.id),
+            made_for: KeptFor {
+                metis: dirs.metis.map(|dir| dir.id),
+                global: dirs.global.map(|dir| dir.id),
+                settings,
+            },
             limits,
         })
     }
 }
 
 impl KeptInstance {
-    /// Runs the read `f` on the kept instance if it was made for the `.metis/` that is
-    /// there now (`metis`: its identity, `None` for none) and for `limits`; otherwise on
-    /// an instance made now with `open_metis`, kept for the next read unless another
-    /// thread is using the kept one.
+    /// Runs the read `f` on the kept instance if it was made for what is there now
+    /// (`made_for`) and for `limits`; otherwise on an instance made now on the
+    /// directories `open` opens, kept for the next read unless another thread is using
+    /// the kept one.
     pub(crate) fn with<R>(
         &self,
-        metis: Option<(u64, u64)>,
-        open_metis: impl FnOnce() -> Result<Option<OpenedDir>, Error>,
+        made_for: KeptFor,
+        open: impl FnOnce() -> Result<Preopens, Error>,
         limits: Limits,
         f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
     ) -> Result<R, Error> {
@@ -356,16 +416,16 @@ impl KeptInstance {
                 slot
             }
             Err(TryLockError::WouldBlock) => {
-                let mut busy = Kept::new(open_metis()?, limits)?;
+                let mut busy = Kept::new(open()?, made_for.settings, limits)?;
                 return f(&mut busy.store, &busy.memory).map_err(trap);
             }
         };
         if !slot
             .as_ref()
-            .is_some_and(|k| k.metis == metis && k.limits == limits)
+            .is_some_and(|k| k.made_for == made_for && k.limits == limits)
         {
             *slot = None;
-            *slot = Some(Kept::new(open_metis()?, limits)?);
+            *slot = Some(Kept::new(open()?, made_for.settings, limits)?);
         }
         let kept = slot.as_mut().expect("an instance was just made");
         kept.store.set_fuel(limits.fuel).map_err(trap)?;

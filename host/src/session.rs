@@ -153,7 +153,8 @@ impl Session {
     /// no model can be shown it and only `memory_consolidate` can replace it, as the
     /// store intends. The caller must show the model exactly the texts returned.
     pub fn show_each(&mut self) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
-        MemoryFile::ALL
+        self.workspace
+            .memory_files()
             .into_iter()
             .map(|file| (file, self.show_file(file)))
             .collect()
@@ -162,7 +163,7 @@ impl Session {
     /// After a composition that failed: every file the model could have been shown (one
     /// the store can read as text) is withheld, since it was shown none of them.
     fn withhold_unshown(&mut self) {
-        for file in MemoryFile::ALL {
+        for file in self.workspace.memory_files() {
             if self.workspace.read(file).is_ok() {
                 self.withhold(file);
             }

@@ -7,11 +7,13 @@ use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::{Guest, Landing};
-use crate::runtime::{Call, Ctx, KeptInstance, OpenedDir, owner_token, with_instance};
+use crate::runtime::{
+    Call, Ctx, KeptFor, KeptInstance, OpenedDir, Preopens, Settings, owner_token, with_instance,
+};
 use crate::{
-    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, Limits, MemoryFile,
-    ScanPolicy, SessionOutcome, SessionPrompt, SessionState, StoreError, ToolDefinition,
-    ToolSuccess, WriteResult,
+    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, GlobalUser, Limits,
+    MemoryFile, ScanPolicy, SessionOutcome, SessionPrompt, SessionState, StoreError,
+    ToolDefinition, ToolSuccess, WriteResult,
 };
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
@@ -23,6 +25,8 @@ pub struct Workspace {
     read_only: bool,
     follow_metis_link: bool,
     trust_foreign_metis: bool,
+    global_user: Option<GlobalUser>,
+    prompt_budget: bool,
     /// The instance reads run on, shared by clones (see [`KeptInstance`]).
     kept: Arc<KeptInstance>,
     #[cfg(feature = "fault-injection")]
@@ -48,6 +52,8 @@ impl Workspace {
             read_only: false,
             follow_metis_link: false,
             trust_foreign_metis: false,
+            global_user: None,
+            prompt_budget: false,
             kept: Arc::default(),
             #[cfg(feature = "fault-injection")]
             fault_hook: None,
@@ -93,6 +99,65 @@ impl Workspace {
     pub fn trust_foreign_metis(mut self) -> Self {
         self.trust_foreign_metis = true;
         self
+    }
+
+    /// The same workspace, with global user memory on: the user's own USER.md (see
+    /// [`GlobalUser`]) is composed into the prompt ahead of the workspace's, under its
+    /// own heading, and the store and the tools reach it as
+    /// [`MemoryFile::GlobalUser`]; a write creates its directory if it is missing.
+    pub fn with_global_user(mut self, global: GlobalUser) -> Self {
+        self.global_user = Some(global);
+        self
+    }
+
+    /// Global user memory as this workspace has it (`None`: off).
+    pub fn global_user(&self) -> Option<&GlobalUser> {
+        self.global_user.as_ref()
+    }
+
+    /// The same workspace, with each prompt section's heading showing how full its file
+    /// is against its hard cap (`[67% — 2,744/4,096 bytes]`), so the model consolidates
+    /// before a write is refused. Off by default, as in the reference's prompt.
+    pub fn with_prompt_budget(mut self) -> Self {
+        self.prompt_budget = true;
+        self
+    }
+
+    /// Where `file` is on disk: in the workspace's `.metis/`, or for the user's own, in
+    /// its directory (`None` with global user memory off).
+    pub fn file_path(&self, file: MemoryFile) -> Option<PathBuf> {
+        match (file, &self.global_user) {
+            (MemoryFile::GlobalUser, Some(global)) => Some(global.dir().join(file.file_name())),
+            (MemoryFile::GlobalUser, None) => None,
+            _ => Some(self.metis_dir().join(file.file_name())),
+        }
+    }
+
+    /// The memory files this workspace has: the workspace's two, and the user's own with
+    /// global user memory on.
+    pub fn memory_files(&self) -> Vec<MemoryFile> {
+        let mut files = MemoryFile::ALL.to_vec();
+        if self.global_user.is_some() {
+            files.push(MemoryFile::GlobalUser);
+        }
+        files
+    }
+
+    /// What every instance of this workspace is told (see `runtime::Settings`).
+    fn settings(&self) -> Settings {
+        Settings {
+            read_only: self.read_only,
+            global_user: self.global_user.as_ref().map(GlobalUser::writes),
+            prompt_budget: self.prompt_budget,
+        }
+    }
+
+    /// The user's own `.metis/`, opened, if global user memory is on and it exists.
+    fn open_global_dir(&self) -> Result<Option<OpenedDir>, Error> {
+        match &self.global_user {
+            Some(global) => global.open(self.trust_foreign_metis),
+            None => Ok(None),
+        }
     }
 
     /// Where `.metis` leads when it is a symbolic link (`None` when it is not one, or is
@@ -343,10 +408,21 @@ impl Workspace {
         #[cfg(not(feature = "fault-injection"))]
         let hooked = false;
         if access == Access::Read && !hooked {
-            let metis = self.existing_metis_dir()?.map(|meta| identity(&meta));
-            let outcome = self
-                .kept
-                .with(metis, || self.open_metis_dir(), self.limits, f);
+            let made_for = KeptFor {
+                metis: self.existing_metis_dir()?.map(|meta| identity(&meta)),
+                global: match &self.global_user {
+                    Some(global) => global.existing()?,
+                    None => None,
+                },
+                settings: self.settings(),
+            };
+            let open = || {
+                Ok(Preopens {
+                    metis: self.open_metis_dir()?,
+                    global: self.open_global_dir()?,
+                })
+            };
+            let outcome = self.kept.with(made_for, open, self.limits, f);
             return outcome.and_then(|result| result);
         }
         let mut attempt = 0;
@@ -354,7 +430,17 @@ impl Workspace {
             attempt += 1;
             let last = attempt > VANISHED_RETRIES;
             let created = self.prepare(access)?;
+            let created_global = match self.prepare_global(access) {
+                Ok(created_global) => created_global,
+                Err(e) => {
+                    if created {
+                        let _ = fs::remove_dir(self.metis_dir());
+                    }
+                    return Err(e);
+                }
+            };
             let opened = self.open_metis_dir()?;
+            let global = self.open_global_dir()?;
             if opened.is_none() && access == Access::Write && !self.read_only {
                 if !last {
                     continue;
@@ -367,7 +453,8 @@ impl Workspace {
             let owner = owner_token();
             let call = Call {
                 metis_dir: opened.as_ref(),
-                read_only: self.read_only,
+                global_dir: global.as_ref(),
+                settings: self.settings(),
                 limits: self.limits,
                 owner,
                 #[cfg(feature = "fault-injection")]
@@ -375,7 +462,8 @@ impl Workspace {
             };
             let mut outcome = with_instance(call, &f).and_then(|result| result);
             if access == Access::Write {
-                self.after_write(&mut outcome, owner, opened.as_ref(), created);
+                let dirs = (opened.as_ref(), global.as_ref());
+                self.after_write(&mut outcome, owner, dirs, (created, created_global));
                 // A call that created `.metis/` removed it itself when it failed.
                 let failed = matches!(&outcome, Err(e) if !matches!(e, Error::Trap { .. }));
                 if failed && !created && !last && opened.is_some_and(|dir| self.vanished(dir.id)) {
@@ -404,13 +492,18 @@ impl Workspace {
         &self,
         outcome: &mut Result<T, Error>,
         owner: u64,
-        opened: Option<&OpenedDir>,
-        created: bool,
+        (opened, global): (Option<&OpenedDir>, Option<&OpenedDir>),
+        (created, created_global): (bool, bool),
     ) {
-        if let (Err(Error::Trap { written, .. }), Some(dir)) = (&mut *outcome, opened) {
+        let any_dir = opened.is_some() || global.is_some();
+        if let (Err(Error::Trap { written, .. }), true) = (&mut *outcome, any_dir) {
             let call = Call {
-                metis_dir: Some(dir),
-                read_only: false,
+                metis_dir: opened,
+                global_dir: global,
+                settings: Settings {
+                    read_only: false,
+                    ..self.settings()
+                },
                 // The host's own clean-up, not the caller's call: the caller's limits
                 // may be what the trapped call ran out of.
                 limits: Limits::default(),
@@ -427,6 +520,18 @@ impl Workspace {
         }
         if created && outcome.is_err() {
             let _ = fs::remove_dir(self.metis_dir());
+        }
+        if let (true, Err(_), Some(global)) = (created_global, &*outcome, &self.global_user) {
+            let _ = fs::remove_dir(global.dir());
+        }
+    }
+
+    /// Whether this call created the user's own `.metis/`: a write to a writable
+    /// workspace with global user memory on does, when it is missing.
+    fn prepare_global(&self, access: Access) -> Result<bool, Error> {
+        match &self.global_user {
+            Some(global) if access == Access::Write && !self.read_only => global.create(),
+            _ => Ok(false),
         }
     }
 
@@ -561,7 +666,7 @@ fn refused_as_a_link(e: &std::io::Error) -> bool {
 }
 
 /// Which directory `meta` is: a kept instance is only used on the `.metis/` it opened.
-fn identity(meta: &fs::Metadata) -> (u64, u64) {
+pub(crate) fn identity(meta: &fs::Metadata) -> (u64, u64) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -49,6 +49,7 @@ fn start(
     scan: ScanPolicy,
     audit: AuditPolicy,
 ) -> Result<(MemoryServer, WorkerDone), String> {
+    let files = workspace.memory_files();
     // One connection is one conversation: stdio serves one client.
     let session = workspace.session().with_scan(scan).with_audit(audit);
     let (worker, worker_done) =
@@ -59,7 +60,10 @@ fn start(
         .run_blocking(|session| session.workspace().tool_definitions())
         .map_err(|_| "the memory thread failed as it started".to_owned())?
         .map_err(|e: Error| e.to_string())?;
-    Ok((MemoryServer::new(worker, &definitions)?, worker_done))
+    Ok((
+        MemoryServer::new(worker, &definitions, &files)?,
+        worker_done,
+    ))
 }
 
 fn run(server: MemoryServer) -> Result<(), String> {

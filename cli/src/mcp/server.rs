@@ -58,6 +58,8 @@ pub struct MemoryServer {
     /// Whether `initialize` was answered: a session has one, and a second would change
     /// the protocol version rmcp goes by for the rest of it.
     initialized: AtomicBool,
+    /// The resources this server has (`MemoryResource::all`).
+    resources: Vec<MemoryResource>,
 }
 
 /// A resource this server has: one of the files, or the prompt composed from both.
@@ -68,23 +70,25 @@ enum MemoryResource {
 }
 
 impl MemoryResource {
-    const ALL: [MemoryResource; 3] = [
-        MemoryResource::File(MemoryFile::Memory),
-        MemoryResource::File(MemoryFile::User),
-        MemoryResource::Prompt,
-    ];
+    /// The resources of a workspace with `files`: its files (the user's own too, with global user memory
+    /// on), then the prompt.
+    fn all(files: &[MemoryFile]) -> Vec<MemoryResource> {
+        let mut all: Vec<MemoryResource> =
+            files.iter().copied().map(MemoryResource::File).collect();
+        all.push(MemoryResource::Prompt);
+        all
+    }
 
     fn uri(self) -> String {
         match self {
+            MemoryResource::File(MemoryFile::GlobalUser) => "memory://global/USER.md".to_owned(),
             MemoryResource::File(file) => format!("memory://{}", file.file_name()),
             MemoryResource::Prompt => "memory://prompt".to_owned(),
         }
     }
 
-    fn parse(uri: &str) -> Option<MemoryResource> {
-        MemoryResource::ALL
-            .into_iter()
-            .find(|resource| resource.uri() == uri)
+    fn parse(all: &[MemoryResource], uri: &str) -> Option<MemoryResource> {
+        all.iter().copied().find(|resource| resource.uri() == uri)
     }
 
     fn listing(self) -> Resource {
@@ -96,6 +100,10 @@ impl MemoryResource {
             MemoryResource::File(MemoryFile::User) => (
                 "USER.md",
                 "Facts about the user, kept by the agent (soft cap 1536 bytes, hard cap 3072)",
+            ),
+            MemoryResource::File(MemoryFile::GlobalUser) => (
+                "~/.metis/USER.md",
+                "Facts about the user shared by every workspace (global user memory; soft cap 1536 bytes, hard cap 3072)",
             ),
             MemoryResource::Prompt => (
                 "prompt",
@@ -139,7 +147,11 @@ fn annotations(tool: &str) -> Option<ToolAnnotations> {
 impl MemoryServer {
     /// `definitions` are the component's own (`Workspace::tool_definitions`), served as
     /// they are.
-    pub fn new(worker: MemoryWorker, definitions: &[ToolDefinition]) -> Result<Self, String> {
+    pub fn new(
+        worker: MemoryWorker,
+        definitions: &[ToolDefinition],
+        files: &[MemoryFile],
+    ) -> Result<Self, String> {
         let tools = definitions
             .iter()
             .map(|definition| {
@@ -167,6 +179,7 @@ impl MemoryServer {
             refused_consolidate: Arc::default(),
             subscribed: Mutex::default(),
             initialized: AtomicBool::new(false),
+            resources: MemoryResource::all(files),
         })
     }
 
@@ -203,23 +216,20 @@ impl MemoryServer {
         self.subscribed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn subscribable(uri: &str) -> Result<String, McpError> {
-        match MemoryResource::parse(uri) {
+    fn subscribable(&self, uri: &str) -> Result<String, McpError> {
+        match MemoryResource::parse(&self.resources, uri) {
             Some(resource) => Ok(resource.uri()),
-            None => Err(no_such_resource(uri)),
+            None => Err(self.no_such_resource(uri)),
         }
     }
-}
 
-fn no_such_resource(uri: &str) -> McpError {
-    let known: Vec<String> = MemoryResource::ALL
-        .into_iter()
-        .map(MemoryResource::uri)
-        .collect();
-    McpError::resource_not_found(
-        format!("no resource {uri}: this server has {}", known.join(", ")),
-        None,
-    )
+    fn no_such_resource(&self, uri: &str) -> McpError {
+        let known: Vec<String> = self.resources.iter().map(|r| r.uri()).collect();
+        McpError::resource_not_found(
+            format!("no resource {uri}: this server has {}", known.join(", ")),
+            None,
+        )
+    }
 }
 
 /// The audit's word on a file shown to the model (`report`), or kept from it (`omit`,
@@ -229,7 +239,7 @@ fn audit_note(file: MemoryFile, findings: &[AuditFinding], withheld: bool) -> St
         .iter()
         .map(|f| format!("line {} [{}]", f.line, f.rule))
         .collect();
-    let name = file.file_name();
+    let name = file.name();
     if withheld {
         format!(
             "[metis-memory: {name} is withheld: the memory audit flagged {}. Its content is not shown and the memory tools will not write it; ask the user to review it (`metis-memory audit {name}`).]",
@@ -284,7 +294,7 @@ fn presented_each(files: &[(MemoryFile, Result<ShownFile, Error>)]) -> String {
             Ok(shown) => audit_note(*file, &shown.findings, shown.withheld),
             Err(error) => format!(
                 "[metis-memory: {} cannot be shown: {error}. Only memory_consolidate can replace it.]",
-                file.file_name()
+                file.name()
             ),
         };
         if !out.is_empty() {
@@ -422,8 +432,8 @@ impl ServerHandler for MemoryServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = MemoryResource::ALL.map(MemoryResource::listing);
-        Ok(ListResourcesResult::with_all_items(resources.to_vec()))
+        let resources = self.resources.iter().map(|r| r.listing()).collect();
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     /// Read from disk on every request: a person's edit or another agent's write is
@@ -433,8 +443,8 @@ impl ServerHandler for MemoryServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let resource =
-            MemoryResource::parse(&request.uri).ok_or_else(|| no_such_resource(&request.uri))?;
+        let resource = MemoryResource::parse(&self.resources, &request.uri)
+            .ok_or_else(|| self.no_such_resource(&request.uri))?;
         let text = self
             .run(move |session| match resource {
                 MemoryResource::File(file) => session.show_file(file).map(|shown| {
@@ -461,7 +471,7 @@ impl ServerHandler for MemoryServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let uri = MemoryServer::subscribable(&request.uri)?;
+        let uri = self.subscribable(&request.uri)?;
         self.subscriptions().insert(uri);
         Ok(())
     }
@@ -471,7 +481,7 @@ impl ServerHandler for MemoryServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let uri = MemoryServer::subscribable(&request.uri)?;
+        let uri = self.subscribable(&request.uri)?;
         self.subscriptions().remove(&uri);
         Ok(())
     }

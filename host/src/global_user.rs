@@ -1,0 +1,120 @@
+//! Global user memory: the person's own USER.md, in their own `.metis/` directory
+//! (`~/.metis/`, the specification's place for it), composed into every workspace's
+//! prompt ahead of the workspace's USER.md, with its own cap, lock and audit. Off unless
+//! the host turns it on ([`Workspace::with_global_user`](crate::Workspace::with_global_user)).
+
+use std::fs::{self, DirBuilder};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::runtime::OpenedDir;
+
+/// Where the user's own USER.md is, and whether the agent writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalUser {
+    dir: PathBuf,
+    agent_writes: bool,
+}
+
+impl GlobalUser {
+    /// The user's own memory in `dir` (a `.metis/` directory, created with mode 0700 by
+    /// the first write if missing). The agent reads it; a tool call's `USER.md` is still
+    /// the workspace's (see [`agent_writes`](Self::agent_writes)).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        GlobalUser {
+            dir: dir.into(),
+            agent_writes: false,
+        }
+    }
+
+    /// `~/.metis/`: `$HOME/.metis`, or `None` when `HOME` is unset or not absolute.
+    pub fn in_home() -> Option<Self> {
+        let home = PathBuf::from(std::env::var_os("HOME")?);
+        home.is_absolute()
+            .then(|| GlobalUser::at(home.join(".metis")))
+    }
+
+    /// The same, with the agent's `USER.md` tool writes going to the user's own file
+    /// (`true`), so facts about the person follow them into every workspace, or to the
+    /// workspace's (`false`, the default: the person edits their own file).
+    pub fn agent_writes(mut self, agent_writes: bool) -> Self {
+        self.agent_writes = agent_writes;
+        self
+    }
+
+    /// The user's own `.metis/` directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the agent's `USER.md` tool writes go to the user's own file.
+    pub fn writes(&self) -> bool {
+        self.agent_writes
+    }
+
+    /// The directory's identity if it exists (`None` if not), for keeping an instance.
+    pub(crate) fn existing(&self) -> Result<Option<(u64, u64)>, Error> {
+        match fs::metadata(&self.dir) {
+            Ok(meta) if meta.is_dir() => Ok(Some(crate::workspace::identity(&meta))),
+            Ok(_) => Err(Error::Workspace(format!(
+                "{} exists but is not a directory",
+                self.dir.display()
+            ))),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::Workspace(format!(
+                "cannot access {}: {e}",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// The directory opened for pre-opening, `None` if it does not exist. It may be a
+    /// link (the person's own dotfiles), but like a workspace's `.metis/` it must be
+    /// theirs and not writable by every user, unless `trust_foreign`.
+    pub(crate) fn open(&self, trust_foreign: bool) -> Result<Option<OpenedDir>, Error> {
+        let dir = &self.dir;
+        let file = match crate::opened::open(dir, true, true) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(Error::Workspace(format!(
+                    "cannot open {}: {e}",
+                    dir.display()
+                )));
+            }
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::Workspace(format!("cannot access {}: {e}", dir.display())))?;
+        if !trust_foreign {
+            crate::trust::check_owner(dir, &meta)?;
+        }
+        Ok(Some(OpenedDir {
+            path: crate::opened::descriptor_path(&file).unwrap_or_else(|| dir.clone()),
+            id: crate::workspace::identity(&meta),
+            read_only_fs: crate::runtime::on_read_only_mount(&file),
+            _held: file,
+        }))
+    }
+
+    /// Makes sure the directory exists (mode 0700 when created here, its parents as
+    /// needed). Returns whether this call created it.
+    pub(crate) fn create(&self) -> Result<bool, Error> {
+        if self.existing()?.is_some() {
+            return Ok(false);
+        }
+        let mut builder = DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&self.dir) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::Workspace(format!(
+                "cannot create {}: {e}",
+                self.dir.display()
+            ))),
+        }
+    }
+}
