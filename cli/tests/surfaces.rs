@@ -8,11 +8,53 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use metis_memory::{Error, Limits, MemoryFile, Session, Workspace};
+use metis_memory::{Error, GlobalUser, Limits, MemoryFile, Session, Workspace};
 use serde_json::Value;
+
+/// The options of a `memory_options` step, for the steps after it.
+#[derive(Clone, Debug, Default)]
+struct MemoryOptions {
+    /// The row's own home: the user's own `.metis/` is in it.
+    home: PathBuf,
+    /// `off`, `read` or `write`.
+    global_user: String,
+    prompt_budget: bool,
+}
+
+impl MemoryOptions {
+    /// A workspace at `root` with these options, as an embedder sets them.
+    fn workspace(&self, root: &Path) -> Workspace {
+        let mut workspace = Workspace::open(root);
+        if self.global_user != "off" && !self.global_user.is_empty() {
+            let global = GlobalUser::at(self.home.join(".metis"));
+            workspace =
+                workspace.with_global_user(global.agent_writes(self.global_user == "write"));
+        }
+        if self.prompt_budget {
+            workspace = workspace.with_prompt_budget();
+        }
+        workspace
+    }
+
+    /// The same as the CLI's (and the MCP server's) options.
+    fn cli_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if !self.global_user.is_empty() {
+            args.extend(["--global-user".to_owned(), self.global_user.clone()]);
+            let dir = self.home.join(".metis");
+            args.extend(["--global-user-dir".to_owned(), dir.display().to_string()]);
+        }
+        if self.prompt_budget {
+            args.push("--prompt-budget".to_owned());
+        }
+        args
+    }
+}
 
 /// One surface: what a driver must be able to do for every row.
 trait Surface {
+    /// Sets the options every later step runs with.
+    fn set_options(&mut self, options: MemoryOptions);
     /// Starts session `name` on `root`; the text its model is shown.
     fn open(&mut self, root: &Path, name: &str) -> Result<String, String>;
     /// Runs a tool call in session `name`: whether it wrote, and the tool text.
@@ -51,18 +93,25 @@ trait Surface {
 
 /// The Rust library: one `Session` per name.
 #[derive(Default)]
-struct Library(BTreeMap<String, Session>);
+struct Library {
+    sessions: BTreeMap<String, Session>,
+    options: MemoryOptions,
+}
 
 impl Surface for Library {
+    fn set_options(&mut self, options: MemoryOptions) {
+        self.options = options;
+    }
+
     fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
-        let mut session = Workspace::open(root).session();
+        let mut session = self.options.workspace(root).session();
         let prompt = session.system_prompt("").map_err(|e| e.to_string())?;
-        self.0.insert(name.to_owned(), session);
+        self.sessions.insert(name.to_owned(), session);
         Ok(prompt.text)
     }
 
     fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String> {
-        let session = self.0.get_mut(name).ok_or("no such session")?;
+        let session = self.sessions.get_mut(name).ok_or("no such session")?;
         match session.call_tool(tool, input) {
             Ok(success) => Ok((true, success.text)),
             Err(Error::Tool(refusal)) => Ok((false, refusal.message)),
@@ -71,7 +120,7 @@ impl Surface for Library {
     }
 
     fn next_response(&mut self, name: &str) -> Result<(), String> {
-        self.0
+        self.sessions
             .get_mut(name)
             .ok_or("no such session")?
             .next_response();
@@ -152,6 +201,7 @@ impl Surface for Library {
 struct Cli {
     root: PathBuf,
     sessions: BTreeMap<String, (PathBuf, bool)>,
+    options: MemoryOptions,
 }
 
 impl Cli {
@@ -159,6 +209,7 @@ impl Cli {
         Command::new(env!("CARGO_BIN_EXE_metis-memory"))
             .arg("--workspace")
             .arg(&self.root)
+            .args(self.options.cli_args())
             .args(args)
             .env_remove("METIS_WORKSPACE")
             .output()
@@ -167,6 +218,10 @@ impl Cli {
 }
 
 impl Surface for Cli {
+    fn set_options(&mut self, options: MemoryOptions) {
+        self.options = options;
+    }
+
     fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
         self.root = root.to_owned();
         let file = root.join(format!("session-{name}.json"));
@@ -486,10 +541,21 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
     }
     let dir = tempfile::tempdir().unwrap();
     let metis = dir.path().join(".metis");
+    // The row's own home, for the user's own `.metis/` (global user memory).
+    let home = tempfile::tempdir().unwrap();
+    let on_disk = |file: &str| match file.strip_prefix("~/") {
+        Some(in_home) => home.path().join(in_home),
+        None => metis.join(file),
+    };
     for (file, text) in row["given"].as_object().unwrap() {
-        std::fs::create_dir_all(&metis).unwrap();
-        std::fs::write(metis.join(file), text.as_str().unwrap()).unwrap();
+        let path = on_disk(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text.as_str().unwrap()).unwrap();
     }
+    let mut options = MemoryOptions {
+        home: home.path().to_owned(),
+        ..MemoryOptions::default()
+    };
     for (index, step) in row["steps"].as_array().unwrap().iter().enumerate() {
         let at = |e: String| format!("step {}: {e}", index + 1);
         let expect = step.get("expect").cloned().unwrap_or(Value::Null);
@@ -514,7 +580,7 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
             surface.next_response(name).map_err(at)?;
         } else if let Some(file) = step.get("file").and_then(Value::as_str) {
             known_keys(step, &["file", "is"]).map_err(at)?;
-            let bytes = std::fs::read(metis.join(file)).unwrap_or_default();
+            let bytes = std::fs::read(on_disk(file)).unwrap_or_default();
             let wanted = step["is"].as_str().unwrap();
             if bytes != wanted.as_bytes() {
                 return Err(at(format!(
@@ -583,6 +649,20 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
             if held != wanted {
                 return Err(at(format!(".metis/ holds {held:?}, expected {wanted:?}")));
             }
+        } else if let Some(set) = step.get("memory_options") {
+            known_keys(step, &["memory_options"]).map_err(at)?;
+            for key in set.as_object().unwrap().keys() {
+                if !["global_user", "prompt_budget"].contains(&key.as_str()) {
+                    return Err(at(format!("this driver does not know the option {key:?}")));
+                }
+            }
+            if let Some(global) = set.get("global_user").and_then(Value::as_str) {
+                options.global_user = global.to_owned();
+            }
+            if let Some(budget) = set.get("prompt_budget").and_then(Value::as_bool) {
+                options.prompt_budget = budget;
+            }
+            surface.set_options(options.clone());
         } else if step.get("version").is_some() {
             known_keys(step, &["version"]).map_err(at)?;
             let reported = surface.version().map_err(at)?;
