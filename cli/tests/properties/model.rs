@@ -18,20 +18,21 @@ pub(crate) fn name(file: MemoryFile) -> &'static str {
     match file {
         MemoryFile::Memory => "MEMORY.md",
         MemoryFile::User => "USER.md",
+        MemoryFile::GlobalUser => "~/.metis/USER.md",
     }
 }
 
 pub(crate) fn soft_cap(file: MemoryFile) -> usize {
     match file {
         MemoryFile::Memory => 2048,
-        MemoryFile::User => 1536,
+        MemoryFile::User | MemoryFile::GlobalUser => 1536,
     }
 }
 
 pub(crate) fn hard_cap(file: MemoryFile) -> usize {
     match file {
         MemoryFile::Memory => 4096,
-        MemoryFile::User => 3072,
+        MemoryFile::User | MemoryFile::GlobalUser => 3072,
     }
 }
 

@@ -13,10 +13,7 @@ use metis_memory_core::tool_call::{CallOptions, ToolRefusal, run_tool_call};
 use metis_memory_core::{Edit, MemoryFile, StoreError, WriteResult, plan_write};
 
 fn core_file(file: metis_memory::MemoryFile) -> MemoryFile {
-    match file {
-        metis_memory::MemoryFile::Memory => MemoryFile::Memory,
-        metis_memory::MemoryFile::User => MemoryFile::User,
-    }
+    file.core()
 }
 
 pub struct Floor {
