@@ -66,28 +66,46 @@ export class Workspace {
  * The server's stderr is kept in `stderr()`, for failure messages.
  */
 export async function connect(root, ...args) {
-  return spawnClient([BIN, '--workspace', root, 'mcp', ...args]);
+  return connectWith(root, { args });
 }
 
-/** `connect`, with the server run by `tests/surfaces/under CAUSE ROOT` (see there); `null`
- * when this machine cannot set `cause` up (`under` exits 77), after saying so. */
-export async function connectUnder(cause, root) {
+/**
+ * `connect`, with the server's options given: `args` after `mcp` (the CLI's global flags,
+ * such as `--global-user write`, are valid there too) and `env`, variables the server
+ * gets besides the cache directory (such as `HOME`, where it finds the user's own
+ * `.metis/`).
+ */
+export async function connectWith(root, { args = [], env = {} } = {}) {
+  return spawnClient([BIN, '--workspace', root, 'mcp', ...args], env);
+}
+
+/** `connectWith`, with the server run by `tests/surfaces/under CAUSE ROOT` (see there);
+ * `null` when this machine cannot set `cause` up (`under` exits 77), after saying so. */
+export async function connectUnder(cause, root, { args = [], env = {} } = {}) {
   const under = join(ROOT, 'tests', 'surfaces', 'under');
   const check = spawnSync(under, [cause, root, 'true'], { encoding: 'utf8' });
   if (check.status === 77) {
     console.log(`skipped: ${check.stderr.trim()}`);
     return null;
   }
-  return spawnClient([under, cause, root, BIN, '--workspace', root, 'mcp']);
+  return spawnClient([under, cause, root, BIN, '--workspace', root, 'mcp', ...args], env);
 }
 
-/** Connects to a server on `root` expecting it to refuse at start: its stderr, all of
- * it, or `null` if it served. */
-export async function refusedAtStart(root) {
+/** The server's environment: the cache directory (`METIS_MEMORY_CACHE_DIR`, absolute,
+ * set by scripts/test-mcp, else `off`; the server prefers it to any cache under `HOME`,
+ * so a test's own `HOME` does not move it) and `env`. The SDK adds its default
+ * variables (`PATH`, `HOME`, …) under these. */
+function serverEnv(env) {
+  return { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off', ...env };
+}
+
+/** Connects to a server on `root` (with `connectWith`'s options) expecting it to refuse
+ * at start: its stderr, all of it, or `null` if it served. */
+export async function refusedAtStart(root, { args = [], env = {} } = {}) {
   const transport = new StdioClientTransport({
     command: BIN,
-    args: ['--workspace', root, 'mcp'],
-    env: { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off' },
+    args: ['--workspace', root, 'mcp', ...args],
+    env: serverEnv(env),
     stderr: 'pipe',
   });
   let stderr = '';
@@ -108,11 +126,11 @@ export async function refusedAtStart(root) {
   return stderr;
 }
 
-async function spawnClient([command, ...args]) {
+async function spawnClient([command, ...args], env = {}) {
   const transport = new StdioClientTransport({
     command,
     args,
-    env: { METIS_MEMORY_CACHE_DIR: process.env.METIS_MEMORY_CACHE_DIR ?? 'off' },
+    env: serverEnv(env),
     stderr: 'pipe',
   });
   let stderr = '';

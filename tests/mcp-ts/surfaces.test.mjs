@@ -6,15 +6,19 @@
 // is `tools/call` (it wrote when the result is not `isError`; its text is the text
 // content); `next_response` is nothing (a refusal's content counts as seen at once);
 // `file` reads the file from disk; `version` is `serverInfo.version` against
-// wit/world.wit. A step, or an `expect`, with a key this driver does not know fails the
-// row, naming the key.
+// wit/world.wit; `memory_options` starts every later server with `--global-user G` (and
+// `--prompt-budget`). Every server of a row runs with `HOME` set to the row's own home, a
+// temporary directory, so `~/.metis/USER.md` (in `given` and `file`) is its
+// `.metis/USER.md` and the server finds it by itself, never in the real home. A step, or
+// an `expect`, with a key this driver does not know fails the row, naming the key.
 
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
-import { ROOT, Workspace, call, connect, connectUnder, refusedAtStart, witVersion } from './support.mjs';
+import { ROOT, Workspace, call, connectUnder, connectWith, refusedAtStart, witVersion } from './support.mjs';
 
 const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
 
@@ -30,7 +34,10 @@ const STEPS = {
   metis_holds: [['metis_holds'], []],
   root_mode: [['root_mode'], []],
   read_refused: [['read_refused', 'expect'], ['kind', 'text_contains']],
+  memory_options: [['memory_options'], []],
 };
+// The options a `memory_options` step may set.
+const OPTIONS = ['global_user', 'prompt_budget'];
 const ROW_KEYS = ['name', 'covers', 'given', 'steps', 'surfaces', 'surfaces_why'];
 const SURFACE = 'mcp';
 
@@ -55,17 +62,46 @@ function checkTexts(expect, prefix, text) {
   }
 }
 
-/** The MCP server as a surface: a connection per session name, all on `ws`. */
+/** The MCP server as a surface: a connection per session name, all on `ws`, with `HOME`
+ * the row's own `home`. */
 class Driver {
-  constructor(ws) {
+  constructor(ws, home) {
     this.ws = ws;
+    this.home = home;
     this.sessions = new Map();
     // Every connection made, closed when the row ends.
     this.connections = [];
+    // Set by `memory_options`: `off`, `read` or `write` (null: never set, no flag).
+    this.globalUser = null;
+    this.promptBudget = false;
+  }
+
+  /** The server's options so far: its flags and its `HOME`, the row's home, where it
+   * finds the user's own `.metis/` by itself. */
+  server() {
+    const args = [];
+    if (this.globalUser !== null) args.push('--global-user', this.globalUser);
+    if (this.promptBudget) args.push('--prompt-budget');
+    return { args, env: { HOME: this.home } };
+  }
+
+  /** Where a row's file name is: `~/…` in the row's home, else in `.metis/`. */
+  onDisk(file) {
+    return file.startsWith('~/') ? join(this.home, file.slice(2)) : this.ws.path(file);
+  }
+
+  /** The file's bytes as they are on disk, or null when it is missing. */
+  bytes(file) {
+    try {
+      return readFileSync(this.onDisk(file));
+    } catch (error) {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    }
   }
 
   async connect() {
-    const connection = await connect(this.ws.root);
+    const connection = await connectWith(this.ws.root, this.server());
     this.connections.push(connection);
     return connection;
   }
@@ -84,7 +120,11 @@ class Driver {
     for (const key of Object.keys(row)) {
       if (!ROW_KEYS.includes(key)) throw new RowFailed(`this driver does not know the row key ${JSON.stringify(key)}`);
     }
-    for (const [file, text] of Object.entries(row.given ?? {})) this.ws.put(file, text);
+    for (const [file, text] of Object.entries(row.given ?? {})) {
+      const path = this.onDisk(file);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
     for (const [index, step] of row.steps.entries()) {
       try {
         await this.step(step);
@@ -146,7 +186,7 @@ class Driver {
         this.session(step.next_response);
         break;
       case 'file': {
-        const bytes = this.ws.bytes(step.file);
+        const bytes = this.bytes(step.file);
         if (bytes === null || !bytes.equals(Buffer.from(step.is, 'utf8'))) {
           const shown = bytes === null ? 'missing' : JSON.stringify(bytes.toString('utf8'));
           throw new RowFailed(`${step.file} is ${shown}, expected ${JSON.stringify(step.is)}`);
@@ -158,7 +198,7 @@ class Driver {
         // kind, only the text the model reads, which names the cause's kind in
         // parentheses (`read-only file system (read-only)`): that is what `kind` checks.
         const add = step.add_under;
-        const connection = await connectUnder(add.cause, this.ws.root);
+        const connection = await connectUnder(add.cause, this.ws.root, this.server());
         if (connection === null) break;
         this.connections.push(connection);
         const outcome = await call(connection.client, 'memory_add', { file: add.file, entry: add.entry });
@@ -175,7 +215,7 @@ class Driver {
       case 'read_refused': {
         // A server on an unusable workspace refuses before serving: connecting fails, the
         // server exits 1 (its start refusal: kind `workspace`), the reason on its stderr.
-        const said = await refusedAtStart(this.ws.root);
+        const said = await refusedAtStart(this.ws.root, this.server());
         if (said === null) throw new RowFailed('the server served an unusable workspace');
         if ((expect.kind ?? 'workspace') !== 'workspace') {
           throw new RowFailed(`a refusal at start is of kind workspace, not ${expect.kind}`);
@@ -189,6 +229,17 @@ class Driver {
         if (JSON.stringify(held) !== JSON.stringify(wanted)) {
           throw new RowFailed(`.metis/ holds ${JSON.stringify(held)}, expected ${JSON.stringify(wanted)}`);
         }
+        break;
+      }
+      case 'memory_options': {
+        // Every server started after this runs with these options; a key left out keeps
+        // its value.
+        const options = step.memory_options;
+        for (const key of Object.keys(options)) {
+          if (!OPTIONS.includes(key)) throw new RowFailed(`this driver does not know the option ${JSON.stringify(key)}`);
+        }
+        if ('global_user' in options) this.globalUser = options.global_user;
+        if ('prompt_budget' in options) this.promptBudget = options.prompt_budget;
         break;
       }
       case 'version': {
@@ -208,7 +259,9 @@ for (const [index, row] of rows.entries()) {
   const forThis = !row.surfaces || row.surfaces.includes(SURFACE);
   test(row.name ?? `row ${index + 1}`, { skip: forThis ? false : `not for this surface: ${row.surfaces_why}` }, async () => {
     const ws = new Workspace();
-    const driver = new Driver(ws);
+    // The row's own home, for the user's own `.metis/`: never the real one.
+    const home = mkdtempSync(join(tmpdir(), 'metis-mcp-ts-home-'));
+    const driver = new Driver(ws, home);
     try {
       await driver.run(row);
     } catch (error) {
@@ -217,6 +270,7 @@ for (const [index, row] of rows.entries()) {
     } finally {
       await driver.close();
       ws.remove();
+      rmSync(home, { recursive: true, force: true });
     }
   });
 }

@@ -95,11 +95,18 @@ def resource_uri(name: str) -> str:
 
 
 @asynccontextmanager
-async def session(ws: Workspace, *args: str, updates: Updates | None = None):
+async def session(
+    ws: Workspace, *args: str, updates: Updates | None = None, home: Path | None = None
+):
+    """A client of `metis-memory --workspace ROOT mcp ARGS`, initialized; with `home`,
+    the server's `HOME` (where it finds the user's own `.metis/`) is that directory."""
+    env = {"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")}
+    if home is not None:
+        env["HOME"] = str(home)
     server = StdioServerParameters(
         command=BIN,
         args=["--workspace", str(ws.root), "mcp", *args],
-        env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
+        env=env,
     )
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(server, errlog=errlog) as (read, write):
@@ -300,6 +307,36 @@ def test_the_resources_are_the_two_files_and_the_prompt(ws):
             listed = (await client.list_resources()).resources
         assert [str(r.uri) for r in listed] == ["memory://MEMORY.md", "memory://USER.md", "memory://prompt"]
         assert all(r.mime_type == "text/markdown" for r in listed)
+
+    run(test)
+
+
+def test_the_users_own_user_md_is_a_resource_only_with_global_user_memory(ws, tmp_path_factory):
+    # The user's own file, in a home of the test's own (never the real one), found by the
+    # server as HOME/.metis/USER.md.
+    home = tmp_path_factory.mktemp("home")
+    (home / ".metis").mkdir()
+    (home / ".metis" / "USER.md").write_bytes(b"- name: Sam\n")
+    ws.put("USER.md", b"- prefers tabs in this repo\n")
+    uri = "memory://global/USER.md"
+
+    async def test():
+        async with session(ws, "--global-user", "write", home=home) as client:
+            listed = (await client.list_resources()).resources
+            uris = [str(r.uri) for r in listed]
+            assert uri in uris, uris
+            assert "memory://USER.md" in uris, uris
+            assert all(r.mime_type == "text/markdown" for r in listed)
+            assert await read(client, uri) == "- name: Sam\n"
+            # The workspace's USER.md is still its own resource.
+            assert await read(client, "memory://USER.md") == "- prefers tabs in this repo\n"
+
+        async with session(ws, home=home) as client:
+            listed = (await client.list_resources()).resources
+            assert uri not in [str(r.uri) for r in listed]
+            assert [str(r.uri) for r in listed] == ["memory://MEMORY.md", "memory://USER.md", "memory://prompt"]
+            with pytest.raises(Exception, match="memory://global/USER.md"):
+                await client.read_resource(uri)
 
     run(test)
 

@@ -5,9 +5,12 @@ SDK's stdio client on the row's workspace. `open` connects and initializes (what
 is shown is the initialize result's `instructions`); `call` is `tools/call` (it wrote when
 the result is not `is_error`; its text is the text content); `next_response` is nothing
 (a refusal's content counts as seen at once); `file` reads the file from disk; `version`
-is `serverInfo.version` against wit/world.wit. A step, or an `expect`, with a key this
-driver does not know fails the row, naming the key. Run by scripts/test-mcp, which sets
-METIS_MEMORY_BIN and METIS_REPO_ROOT."""
+is `serverInfo.version` against wit/world.wit; `memory_options` starts every later server
+with `--global-user G` (and `--prompt-budget`). Every server of a row runs with `HOME` set
+to the row's own home, a temporary directory, so `~/.metis/USER.md` (in `given` and
+`file`) is its `.metis/USER.md` and the server finds it by itself, never in the real home.
+A step, or an `expect`, with a key this driver does not know fails the row, naming the
+key. Run by scripts/test-mcp, which sets METIS_MEMORY_BIN and METIS_REPO_ROOT."""
 
 from __future__ import annotations
 
@@ -45,7 +48,10 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "metis_holds": ({"metis_holds"}, set()),
     "root_mode": ({"root_mode"}, set()),
     "read_refused": ({"read_refused", "expect"}, {"kind", "text_contains"}),
+    "memory_options": ({"memory_options"}, set()),
 }
+# The options a `memory_options` step may set.
+OPTIONS = {"global_user", "prompt_budget"}
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "mcp"
 
@@ -93,24 +99,48 @@ def text_of(result) -> str:
 
 class Driver:
     """The MCP server as a surface: a connection per session name, all on the workspace
-    at `root`, each closed when the row ends (by `stack`)."""
+    at `root` with `HOME` the row's own `home`, each closed when the row ends (by
+    `stack`)."""
 
-    def __init__(self, root: Path, stack: AsyncExitStack) -> None:
+    def __init__(self, root: Path, home: Path, stack: AsyncExitStack) -> None:
         self.root = root
+        self.home = home
         self.stack = stack
         self.sessions: dict[str, ClientSession] = {}
+        # Set by `memory_options`: `off`, `read` or `write` (None: never set, no flag).
+        self.global_user: str | None = None
+        self.prompt_budget = False
+
+    def on_disk(self, file: str) -> Path:
+        """Where a row's file name is: `~/…` in the row's home, else in `.metis/`."""
+        if file.startswith("~/"):
+            return self.home / file.removeprefix("~/")
+        return self.root / ".metis" / file
+
+    def server(self, *before: str) -> StdioServerParameters:
+        """The server on the workspace with the options set so far, its command line
+        led by `before` (a wrapper such as `under`). `HOME` is the row's home, where
+        the server finds the user's own `.metis/` by itself. The component cache is
+        `METIS_MEMORY_CACHE_DIR` (an absolute directory scripts/test-mcp sets, else
+        `off`), which the server prefers to any under `HOME`, so it does not move with
+        it."""
+        argv = [*before, BIN, "--workspace", str(self.root)]
+        if self.global_user is not None:
+            argv += ["--global-user", self.global_user]
+        if self.prompt_budget:
+            argv.append("--prompt-budget")
+        argv.append("mcp")
+        env = {
+            "METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off"),
+            "HOME": str(self.home),
+        }
+        return StdioServerParameters(command=argv[0], args=argv[1:], env=env)
 
     async def connect(self, cause: str | None = None):
         """A new connection, initialized: the client and the initialize result. With
         `cause`, the server runs under it (`tests/surfaces/under`)."""
-        argv = [BIN, "--workspace", str(self.root), "mcp"]
-        if cause is not None:
-            argv = [str(UNDER), cause, str(self.root), *argv]
-        server = StdioServerParameters(
-            command=argv[0],
-            args=argv[1:],
-            env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
-        )
+        before = [] if cause is None else [str(UNDER), cause, str(self.root)]
+        server = self.server(*before)
         errlog = self.stack.enter_context(tempfile.TemporaryFile("w+"))
         read, write = await self.stack.enter_async_context(stdio_client(server, errlog=errlog))
         client = await self.stack.enter_async_context(ClientSession(read, write))
@@ -129,10 +159,10 @@ class Driver:
                 raise RowFailed(f"this driver does not know the row key {key!r}")
         if "surfaces" in row and SURFACE not in row["surfaces"]:
             pytest.skip(f"not for this surface: {row.get('surfaces_why')}")
-        metis = self.root / ".metis"
         for file, text in row.get("given", {}).items():
-            metis.mkdir(exist_ok=True)
-            (metis / file).write_bytes(text.encode())
+            path = self.on_disk(file)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode())
         for index, step in enumerate(row["steps"], 1):
             try:
                 await self.step(step)
@@ -180,7 +210,7 @@ class Driver:
             # seen when it was sent. The session must exist all the same.
             self.session(step["next_response"])
         elif kind == "file":
-            path = self.root / ".metis" / step["file"]
+            path = self.on_disk(step["file"])
             data = path.read_bytes() if path.exists() else None
             if data != step["is"].encode():
                 shown = "missing" if data is None else repr(data.decode(errors="replace"))
@@ -195,6 +225,17 @@ class Driver:
             held = sorted(path.name for path in (self.root / ".metis").iterdir())
             if held != sorted(step["metis_holds"]):
                 raise RowFailed(f".metis/ holds {held}, expected {sorted(step['metis_holds'])}")
+        elif kind == "memory_options":
+            # Every server started after this runs with these options; a key left out
+            # keeps its value.
+            options = step["memory_options"]
+            for key in options:
+                if key not in OPTIONS:
+                    raise RowFailed(f"this driver does not know the option {key!r}")
+            if "global_user" in options:
+                self.global_user = options["global_user"]
+            if "prompt_budget" in options:
+                self.prompt_budget = options["prompt_budget"]
         elif kind == "version":
             wanted = wit_version(ROOT / step["version"])
             _, result = await self.connect()
@@ -207,11 +248,7 @@ class Driver:
         """A server on an unusable workspace refuses before serving: the client's
         initialize fails, the server exits 1 (its start refusal: `kind` `workspace`), and
         the reason is on its stderr."""
-        server = StdioServerParameters(
-            command=BIN,
-            args=["--workspace", str(self.root), "mcp"],
-            env={"METIS_MEMORY_CACHE_DIR": os.environ.get("METIS_MEMORY_CACHE_DIR", "off")},
-        )
+        server = self.server()
         with tempfile.TemporaryFile("w+") as errlog:
             try:
                 async with stdio_client(server, errlog=errlog) as (read, write):
@@ -256,13 +293,16 @@ def under_available(cause: str, root: Path) -> bool:
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_behaviour(tmp_path: Path, row: dict[str, Any]) -> None:
+def test_behaviour(tmp_path_factory: pytest.TempPathFactory, row: dict[str, Any]) -> None:
     failure: list[str] = []
+    # The workspace, and the row's own home (for `~/.metis/`), apart from each other.
+    root = tmp_path_factory.mktemp("workspace")
+    home = tmp_path_factory.mktemp("home")
 
     async def test() -> None:
         async with AsyncExitStack() as stack:
             try:
-                await Driver(tmp_path, stack).run(row)
+                await Driver(root, home, stack).run(row)
             except RowFailed as failed:
                 failure.append(f"{row.get('name')}: {failed}")
 
