@@ -210,3 +210,25 @@ fn the_cli_finds_the_users_own_file_in_home_and_names_it() {
     assert!(status.contains("global user memory in"), "{status}");
     assert!(status.contains("~/.metis/USER.md     12 B"), "{status}");
 }
+
+#[test]
+fn a_workspace_at_home_shows_its_one_user_md_once() {
+    let t = TestWorkspace::new();
+    // The workspace is the home: its `.metis/` is the user's own.
+    let global = GlobalUser::at(t.metis()).agent_writes(true);
+    let ws = t.ws.clone().with_global_user(global);
+    t.put(MemoryFile::User, "- name: Sam\n");
+    let prompt = ws.assemble_system_prompt("").unwrap();
+    assert_eq!(prompt, "## User context (USER.md)\n- name: Sam");
+    let mut session = ws.session();
+    session.system_prompt("").unwrap();
+    let added = session.call_tool("memory_add", r#"{"file":"USER.md","entry":"- likes tea"}"#);
+    assert_eq!(added.unwrap().result.file, MemoryFile::User);
+    // The model's own write keeps it current: its consolidate is held to that version.
+    let consolidated = session.call_tool(
+        "memory_consolidate",
+        r#"{"file":"USER.md","content":"- Sam, likes tea\n"}"#,
+    );
+    assert!(consolidated.is_ok(), "{consolidated:?}");
+    assert_eq!(ws.read(G).unwrap(), "- Sam, likes tea\n");
+}

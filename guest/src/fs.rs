@@ -60,6 +60,15 @@ impl MetisDir {
         workspace.into_iter().chain(global)
     }
 
+    /// Whether the user's own `.metis/` is the workspace's (a workspace at home): then
+    /// the two USER.md are one file.
+    pub fn global_is_workspace(&self) -> bool {
+        match (&self.workspace, &self.global) {
+            (Some(workspace), Some(global)) => workspace.is_same_object(global),
+            _ => false,
+        }
+    }
+
     /// The directory `file` is in, if the host pre-opened it.
     fn dir(&self, file: MemoryFile) -> Option<&Descriptor> {
         match file {

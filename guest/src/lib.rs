@@ -140,8 +140,7 @@ impl Guest for Component {
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
         // `compose-system-prompt` without the audit (a host calls this on every model
         // call): the files read and checked in the prompt's order, as there.
-        let layout = settings::prompt_layout();
-        if layout == core::PromptLayout::default() {
+        if settings::prompt_layout() == core::PromptLayout::default() {
             let dir = MetisDir::open();
             let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
             let memory = core::into_text(
@@ -190,12 +189,10 @@ fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core:
         AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
         AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
     };
-    core::compose_system_prompt(
-        base,
-        |file| dir.read(file),
-        policy,
-        settings::prompt_layout(),
-    )
+    let mut layout = settings::prompt_layout();
+    // At home the user's own USER.md is the workspace's: it is shown once.
+    layout.global_user &= !dir.global_is_workspace();
+    core::compose_system_prompt(base, |file| dir.read(file), policy, layout)
 }
 
 fn composed_prompt(composed: core::ComposedPrompt) -> ComposedPrompt {
@@ -235,6 +232,18 @@ fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreErr
     let outcome = written.map(Into::into).map_err(Into::into);
     release_write_lock();
     outcome
+}
+
+/// The file a tool call's `USER.md` is: the user's own when the host says the agent
+/// writes it, unless the workspace's `.metis/` is the user's own (a workspace at home),
+/// where the two are one file, held as the workspace's.
+pub(crate) fn user_file() -> core::MemoryFile {
+    match settings::user_file() {
+        core::MemoryFile::GlobalUser if MetisDir::open().global_is_workspace() => {
+            core::MemoryFile::User
+        }
+        file => file,
+    }
 }
 
 /// The lock of the write this call made, held until the call has built everything it

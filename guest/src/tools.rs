@@ -11,7 +11,7 @@ use crate::exports::metis::memory::tools::{
     ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::metis::memory::types::{FileVersion, Session};
-use crate::{Component, release_write_lock, settings, write_file};
+use crate::{Component, release_write_lock, write_file};
 
 impl Guest for Component {
     fn definitions() -> Vec<ToolDefinition> {
@@ -27,7 +27,7 @@ impl Guest for Component {
 
     fn call(name: String, input: String) -> Result<ToolSuccess, ToolError> {
         let options = CoreCallOptions {
-            user_file: settings::user_file(),
+            user_file: crate::user_file(),
             ..CoreCallOptions::scan_all()
         };
         run(&name, input, &options)
@@ -40,7 +40,7 @@ impl Guest for Component {
     ) -> Result<ToolSuccess, ToolError> {
         let options = CoreCallOptions {
             scan: scan_policy(policy),
-            user_file: settings::user_file(),
+            user_file: crate::user_file(),
             ..CoreCallOptions::scan_all()
         };
         run(&name, input, &options)
@@ -59,7 +59,7 @@ impl Guest for Component {
                 .map(|version| (version.file.into(), version.sha256))
                 .collect(),
             withheld: options.withheld.into_iter().map(Into::into).collect(),
-            user_file: settings::user_file(),
+            user_file: crate::user_file(),
         };
         run(&name, input, &options)
     }
@@ -74,7 +74,7 @@ impl Guest for Component {
         let outcome = run_core(
             &name,
             input,
-            &session.options(scan_policy(scan), settings::user_file()),
+            &session.options(scan_policy(scan), crate::user_file()),
         );
         session.observe(&outcome);
         let outcome = SessionOutcome {
