@@ -4,8 +4,11 @@
  * the package's own package.json. */
 export const version: string;
 
-/** One of the two byte-budgeted memory files in a workspace's `.metis/`. */
-export type MemoryFileName = "MEMORY.md" | "USER.md";
+/** One of the byte-budgeted memory files: the two in a workspace's `.metis/`, and the
+ * user's own USER.md, shared by every workspace (`"~/.metis/USER.md"`, global user memory:
+ * see {@link OpenOptions.globalUser}). With global user memory off, the user's own reads
+ * as empty and every write to it fails with an `io` {@link StoreError}. */
+export type MemoryFileName = "MEMORY.md" | "USER.md" | "~/.metis/USER.md";
 
 /** What a successful write did. Hashes are SHA-256, lowercase hex. */
 export interface WriteResult {
@@ -43,7 +46,7 @@ export interface PromptSource {
 
 export interface ComposedPrompt {
   text: string;
-  /** USER.md, then MEMORY.md. */
+  /** `~/.metis/USER.md` (with global user memory on), USER.md, then MEMORY.md. */
   sources: PromptSource[];
 }
 
@@ -126,6 +129,37 @@ export interface OpenOptions {
   /** What one call may use; exceeding either is a {@link TrapError} (see there for what a
    * trapped write leaves). Defaults: {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
+  /** Global user memory (off when absent): the user's own USER.md (`"~/.metis/USER.md"`),
+   * in their own `.metis/` directory, composed into every prompt ahead of the workspace's
+   * USER.md under its own heading, with the caps of USER.md, its own lock and its own
+   * audit. Its directory is pre-opened beside the workspace's `.metis/`: through a link
+   * if it is one, but refused (a {@link WorkspaceError}) if another user owns it or every
+   * user can write it, unless {@link OpenOptions.trustForeignMetis}. A write creates it
+   * (mode 0700) if it is missing, and removes it again if that write fails; reads never
+   * create it. */
+  globalUser?: GlobalUserOptions;
+  /** Each prompt section's heading ends with its file's fill level against its hard cap,
+   * `[67% — 2,744/4,096 bytes]`, so the model consolidates before a write is refused.
+   * Off by default. */
+  promptBudget?: boolean;
+}
+
+/** Where the user's own USER.md is, and whether the agent writes it. */
+export interface GlobalUserOptions {
+  /** The user's own `.metis/` directory. Default: `$HOME/.metis` (a `TypeError` when HOME
+   * is unset or not an absolute path). */
+  dir?: string;
+  /** Whether a tool call's `USER.md` is the user's own file, so facts about the person
+   * follow them into every workspace (`true`), or the workspace's (`false`, the default:
+   * the agent reads the user's own file, the person edits it). */
+  agentWrites?: boolean;
+}
+
+/** Global user memory as a workspace has it. */
+export interface GlobalUser {
+  /** The user's own `.metis/` directory (absolute). */
+  readonly dir: string;
+  readonly agentWrites: boolean;
 }
 
 /** What the model of one conversation has seen, as the component last returned it: the
@@ -198,6 +232,16 @@ export interface Workspace {
   readonly limits: Readonly<Limits>;
   /** Whether `.metis/` is pre-opened read-only ({@link OpenOptions.readOnly}). */
   readonly readOnly: boolean;
+  /** Global user memory ({@link OpenOptions.globalUser}); `undefined` when off. */
+  readonly globalUser: GlobalUser | undefined;
+  /** Whether prompt headings show each file's fill level ({@link OpenOptions.promptBudget}). */
+  readonly promptBudget: boolean;
+  /** The memory files this workspace has: `"MEMORY.md"`, `"USER.md"`, and
+   * `"~/.metis/USER.md"` with global user memory on. */
+  memoryFiles(): MemoryFileName[];
+  /** Where `file` is on disk: in `.metis/`, or for `"~/.metis/USER.md"`, in the user's own
+   * directory (`undefined` with global user memory off). */
+  filePath(file: MemoryFileName): string | undefined;
   /** A conversation with this workspace's memory, held to what its model has seen: what
    * an agent host uses (see {@link Session}). */
   session(options?: SessionOptions): Session;
@@ -221,7 +265,8 @@ export interface Workspace {
     content: string,
     expectedHash: string,
   ): Promise<WriteResult>;
-  /** `base`, then the USER.md and MEMORY.md sections. */
+  /** `base`, then the `~/.metis/USER.md` (with global user memory on), USER.md and
+   * MEMORY.md sections. */
   assembleSystemPrompt(base?: string): Promise<string>;
   /** The prompt, the version of each file it read, and the audit under `audit`. */
   composeSystemPrompt(base?: string, audit?: AuditPolicy): Promise<ComposedPrompt>;

@@ -5,7 +5,8 @@
 // keeps it (`Workspace.#read`), dropped after a trap, so a trap cannot poison later calls.
 // Reads, and every call of a `readOnly` workspace, see `.metis/` through a read-only
 // pre-open (read-only.js). A session (session.js) keeps what the component decides a
-// conversation has seen between calls.
+// conversation has seen between calls. With global user memory on (`globalUser`), the
+// user's own `.metis/` is pre-opened beside the workspace's (global-user.js).
 
 import fs from "node:fs";
 

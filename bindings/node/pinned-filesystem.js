@@ -29,7 +29,10 @@
 // Given to `WASIShim` as an application-provided filesystem (`createPreopens`, each
 // pre-open an object whose `fd` is the open directory, kept open by its owner for as long
 // as the instance lives, and -1 once closed); the component checks every descriptor it is
-// handed against `types.Descriptor`, this module's class.
+// handed against `types.Descriptor`, this module's class. An instance has one pre-open
+// (`.metis`) or, with global user memory on, two (`.metis` and `global-metis`, the user's
+// own `.metis/`, preopen.js): each is its own open directory, and a name the guest gives
+// is looked up in the one it names it in, never in the other.
 
 import fs from "node:fs";
 

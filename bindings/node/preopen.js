@@ -32,6 +32,14 @@
 // unless sticky (group-writable is allowed), or the call fails, changing nothing, unless
 // the workspace trusts it (`trustForeignMetis`). Not on Windows, which has no uids or
 // mode bits to judge by.
+//
+// With global user memory on (global-user.js), the user's own `.metis/` is opened here
+// too and pre-opened beside the workspace's, at guest path `global-metis`, as the Rust
+// host does: through a link if it is one (the person's own dotfiles may keep it
+// elsewhere), the descriptor then being the directory the link led to when opened, and
+// with the owner check only (`ownerDistrust`: theirs, not writable by every user), since
+// where it lives is the person's own choice. An instance gets one filesystem for all its
+// pre-opens (`sandboxFilesystem`).
 
 import fs from "node:fs";
 import { checkedFilesystem } from "./os-errors.js";
@@ -76,7 +84,8 @@ function descriptorPath(fd, stat) {
 
 let warned = false;
 
-/** A `.metis/` opened for the instances of one call, or of the kept reading instance. */
+/** A `.metis/` (the workspace's, or the user's own) opened for the instances of one call,
+ * or of the kept reading instance. */
 export class OpenedDir {
   #fd;
   /** The path it was opened by. */
@@ -130,13 +139,23 @@ export function openDirectory(dir, followLink) {
   }
 }
 
-/** What an instance that sees `opened` (or no `.metis/`) is given: its `filesystem`, and
- * the value to pre-open `.metis` at (`preopen`; undefined for none). */
-export function sandboxFilesystem(opened, readOnlyAccess) {
-  if (opened?.pinned) {
-    return { filesystem: readOnlyAccess ? readOnlyPinned : pinnedFilesystem, preopen: opened };
+/** What an instance that sees the directories `dirs` (a guest path → OpenedDir map; an
+ * undefined value pre-opens nothing there) is given: its `filesystem`, and the
+ * `preopens` for `WASIShim`'s sandbox. The open directories themselves when every one
+ * of them is reached by its descriptor (pinned-filesystem.js), else every path through
+ * the shim: one filesystem serves all of an instance's pre-opens. */
+export function sandboxFilesystem(dirs, readOnlyAccess) {
+  const opened = Object.entries(dirs).filter(([, dir]) => dir !== undefined);
+  if (opened.length > 0 && opened.every(([, dir]) => dir.pinned)) {
+    return {
+      filesystem: readOnlyAccess ? readOnlyPinned : pinnedFilesystem,
+      preopens: Object.fromEntries(opened),
+    };
   }
-  return { filesystem: readOnlyAccess ? readOnlyFilesystem : checkedFilesystem, preopen: opened?.path };
+  return {
+    filesystem: readOnlyAccess ? readOnlyFilesystem : checkedFilesystem,
+    preopens: Object.fromEntries(opened.map(([guestPath, dir]) => [guestPath, dir.path])),
+  };
 }
 
 const TRUST_HINT = "(if you trust it, pass { trustForeignMetis: true } to openWorkspace)";
@@ -154,15 +173,23 @@ export function rootDistrust(root) {
 /** Why `opened` (the `.metis/` at `metisDir` in `root`) must not be used by this user, or
  * undefined when it may: another user's, or in a root every user can write. */
 export function metisDistrust(opened, root, metisDir) {
+  return ownerDistrust(opened, metisDir) ?? rootDistrust(root);
+}
+
+/** Why `opened` (the directory at `dir`) must not be used by this user, or undefined when
+ * it may: another user's, or one every user can write. All that is asked of the user's
+ * own `.metis/` (global user memory), whose parent is theirs to choose, as the Rust
+ * host's `check_owner`. */
+export function ownerDistrust(opened, dir) {
   if (WINDOWS || typeof process.geteuid !== "function") return undefined;
   const euid = process.geteuid();
   const { uid, mode } = opened.stat();
   if (uid !== euid) {
-    return `${metisDir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${TRUST_HINT}`;
+    return `${dir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${TRUST_HINT}`;
   }
   // Sticky or not: another user may still create a file that is missing in it.
   if (Number(mode) & 0o002) {
-    return `${metisDir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${TRUST_HINT}`;
+    return `${dir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${TRUST_HINT}`;
   }
-  return rootDistrust(root);
+  return undefined;
 }

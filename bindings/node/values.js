@@ -1,14 +1,18 @@
 // Conversions between the component's values (jco's representation of the WIT types)
 // and this package's: plain objects with the spec's names, checked on the way in.
 
-const WIT_FILE = { "MEMORY.md": "memory", "USER.md": "user" };
+/** The name the user's own USER.md goes by (global user memory: `global-user` in
+ * `wit/types.wit`), as the component's texts call it. */
+export const GLOBAL_USER_FILE = "~/.metis/USER.md";
 
-export const FILE_NAME = { memory: "MEMORY.md", user: "USER.md" };
+const WIT_FILE = Object.freeze({ "MEMORY.md": "memory", "USER.md": "user", [GLOBAL_USER_FILE]: "global-user" });
+
+export const FILE_NAME = Object.freeze({ memory: "MEMORY.md", user: "USER.md", "global-user": GLOBAL_USER_FILE });
 
 export function witFile(file) {
   const wit = Object.hasOwn(WIT_FILE, file) ? WIT_FILE[file] : undefined;
   if (wit === undefined) {
-    throw new TypeError(`file must be "MEMORY.md" or "USER.md", got ${JSON.stringify(file)}`);
+    throw new TypeError(`file must be "MEMORY.md", "USER.md" or "${GLOBAL_USER_FILE}", got ${JSON.stringify(file)}`);
   }
   return wit;
 }

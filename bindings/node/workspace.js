@@ -1,7 +1,10 @@
 // The workspace: the component instantiated around the workspace's `.metis/`, opened and
-// checked first (preopen.js); a fresh instance for each write, with an owner token of its
+// checked first (preopen.js), and with global user memory on, the user's own `.metis/`
+// beside it (global-user.js); a fresh instance for each write, with an owner token of its
 // own for the clean-up after a trap, and one kept for reads, dropped after a trap, past
-// 8 MiB, or when `.metis/` is another directory.
+// 8 MiB, or when either directory is another one. The workspace's settings reach each
+// instance as its environment (`wit/world.wit`), next to the owner token: what they mean
+// is the component's.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -10,19 +13,30 @@ import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
 import { setFuel } from "./meter.js";
 import { directoryId, metisDistrust, openDirectory, rootDistrust, sandboxFilesystem } from "./preopen.js";
+import { globalUserOption } from "./global-user.js";
 import { Session } from "./session.js";
 import { StoreError, ToolError, TrapError, WorkspaceError, componentErrorPayload, failure, storeError, toolError } from "./errors.js";
 import { DEFAULT_LIMITS, GUEST_CORE_MODULE, coreModules, limitsOption } from "./component.js";
-import { auditPolicy, composedPrompt, finding, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
+import { FILE_NAME, GLOBAL_USER_FILE, auditPolicy, composedPrompt, finding, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
 
 /** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
 const GUEST_METIS_DIR = ".metis";
+
+/** The guest path the user's own `.metis/` is pre-opened at, with global user memory on
+ * (`wit/world.wit`). */
+const GUEST_GLOBAL_METIS_DIR = "global-metis";
 
 /** The guest names a call's lock and temporary file after this token. */
 const OWNER_ENV = "METIS_MEMORY_OWNER";
 
 /** Set to "1" for an instance of a read-only workspace (`wit/types.wit`, `read-only`). */
 const READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY";
+
+/** Global user memory on, and who writes it: "read" or "write" (`wit/world.wit`). */
+const GLOBAL_USER_ENV = "METIS_MEMORY_GLOBAL_USER";
+
+/** Set to "1" for each prompt section's heading to show its file's fill level. */
+const PROMPT_BUDGET_ENV = "METIS_MEMORY_PROMPT_BUDGET";
 
 /** A kept instance grown past this is dropped after its call, so that one large call does
  * not hold its memory for the life of the workspace (the Rust host's bound). */
@@ -37,8 +51,14 @@ class Workspace {
   #readOnly;
   #trustForeignMetis;
   #limits;
-  /** The instance reads run on between calls, with the `.metis/` it sees (`metis`, its
-   * directoryId) and holds open (`opened`, an OpenedDir; undefined for none). */
+  /** Global user memory (a GlobalUser, global-user.js), undefined when off. */
+  #globalUser;
+  #promptBudget;
+  /** What every instance of this workspace is told, as a key a kept instance is made for. */
+  #settings;
+  /** The instance reads run on between calls, with what it was made for (`madeFor`: the
+   * directoryId of each directory it sees, undefined for none, and the settings) and the
+   * directories it holds open (`dirs`: `metis` and `global`, OpenedDirs or undefined). */
   #kept;
 
   constructor(root, options = {}) {
@@ -47,6 +67,9 @@ class Workspace {
     this.#readOnly = options.readOnly === true;
     this.#trustForeignMetis = options.trustForeignMetis === true;
     this.#limits = limitsOption(options.limits);
+    this.#globalUser = globalUserOption(options.globalUser);
+    this.#promptBudget = options.promptBudget === true;
+    this.#settings = JSON.stringify([this.#readOnly, this.#globalUser?.access ?? null, this.#promptBudget]);
   }
 
   /** Whether `.metis/` is pre-opened read-only for every call: reads work, every write
@@ -65,6 +88,33 @@ class Workspace {
 
   get metisDir() {
     return path.join(this.#root, ".metis");
+  }
+
+  /** Global user memory as this workspace has it: `{ dir, agentWrites }`, or undefined
+   * when it is off. */
+  get globalUser() {
+    return this.#globalUser?.options;
+  }
+
+  /** Whether each prompt section's heading shows how full its file is. */
+  get promptBudget() {
+    return this.#promptBudget;
+  }
+
+  /** The memory files this workspace has: the workspace's two, and the user's own with
+   * global user memory on. */
+  memoryFiles() {
+    const files = ["MEMORY.md", "USER.md"];
+    if (this.#globalUser) files.push(GLOBAL_USER_FILE);
+    return files;
+  }
+
+  /** Where `file` is on disk: in the workspace's `.metis/`, or for the user's own, in its
+   * directory (undefined with global user memory off). */
+  filePath(file) {
+    const wit = witFile(file);
+    if (wit !== "global-user") return path.join(this.metisDir, FILE_NAME[wit]);
+    return this.#globalUser && path.join(this.#globalUser.dir, "USER.md");
   }
 
   async read(file) {
@@ -220,29 +270,38 @@ class Workspace {
     return access === "read" ? this.#read(modules, f) : this.#write(modules, f);
   }
 
-  /** Runs the read `f` on the kept instance if it was made for the `.metis/` there now
-   * (the same directory, or none), else on one made now; it is kept for the next read
-   * unless the call failed other than by the store's refusal (a trapped instance must not
-   * be entered again) or its memory grew past KEPT_MEMORY_BYTES. The kept instance holds
-   * the directory it was made for open, so a `.metis` swapped after the check below is
-   * not what it reads. */
+  /** Runs the read `f` on the kept instance if it was made for the directories there now
+   * (the same `.metis/`, or none; with global user memory on, the same user's own
+   * `.metis/`, or none) and this workspace's settings, else on one made now; it is kept
+   * for the next read unless the call failed other than by the store's refusal (a
+   * trapped instance must not be entered again) or its memory grew past
+   * KEPT_MEMORY_BYTES. The kept instance holds the directories it was made for open, so
+   * a `.metis` swapped after the check below is not what it reads. */
   #read(modules, f) {
-    const metis = directoryId(this.#existingMetisDir());
+    const madeFor = {
+      metis: directoryId(this.#existingMetisDir()),
+      global: directoryId(this.#globalUser?.existing()),
+      settings: this.#settings,
+    };
     // Taken for this call, and put back only if it is still fit to use.
     let kept = this.#kept;
     this.#kept = undefined;
-    if (kept && kept.metis !== metis) {
+    if (kept && !sameMadeFor(kept.madeFor, madeFor)) {
       drop(kept);
       kept = undefined;
     }
     try {
-      if (kept?.opened) this.#checkTrust(kept.opened);
+      if (kept?.dirs.metis) this.#checkTrust(kept.dirs.metis);
+      if (kept?.dirs.global) this.#globalUser.check(kept.dirs.global, this.#trustForeignMetis);
       if (!kept) {
-        const opened = metis === undefined ? undefined : this.#openMetisDir();
+        const dirs = {};
         try {
-          kept = { metis: opened?.id, opened, ...this.#instantiate(modules, opened, ownerToken(), true) };
+          if (madeFor.metis !== undefined) dirs.metis = this.#openMetisDir();
+          if (madeFor.global !== undefined) dirs.global = this.#openGlobalDir();
+          const made = { metis: dirs.metis?.id, global: dirs.global?.id, settings: this.#settings };
+          kept = { madeFor: made, dirs, ...this.#instantiate(modules, dirs, ownerToken(), true) };
         } catch (e) {
-          opened?.close();
+          closeDirs(dirs);
           throw e;
         }
       }
@@ -264,39 +323,66 @@ class Workspace {
 
   /** Runs the write `f` on a fresh instance with an owner token of its own, so that after
    * a trap exactly its lock and temporary file can be told apart and removed. A read-only
-   * workspace's instance can change nothing, so nothing is cleaned up after it. */
+   * workspace's instance can change nothing, so nothing is cleaned up after it. With
+   * global user memory on, the user's own `.metis/` is created (0700) if it is missing,
+   * and removed again, if still empty, when the call fails. */
   #write(modules, f) {
-    // A write whose `.metis/` vanished under it (another writer's refused first write
-    // removes the `.metis/` it created while still empty) wrote nothing there, and runs
-    // again in the new one.
-    for (let attempt = 0; ; attempt++) {
-      const last = attempt >= VANISHED_RETRIES;
-      const created = this.#prepare();
-      // Pre-opened as opened here, never through a link swapped in after the check.
-      let opened;
-      try {
-        opened = this.#openMetisDir();
-      } catch (e) {
-        if (created) this.#removeCreated();
-        throw e;
+    // Whether a try below created the user's own `.metis/`: kept across the tries.
+    let createdGlobal = false;
+    try {
+      // A write whose `.metis/` vanished under it (another writer's refused first write
+      // removes the `.metis/` it created while still empty) wrote nothing there, and runs
+      // again in the new one.
+      for (let attempt = 0; ; attempt++) {
+        const last = attempt >= VANISHED_RETRIES;
+        const created = this.#prepare();
+        // Pre-opened as opened here, never through a link swapped in after the check.
+        const dirs = {};
+        try {
+          createdGlobal = this.#prepareGlobal() || createdGlobal;
+          dirs.metis = this.#openMetisDir();
+          dirs.global = this.#openGlobalDir();
+        } catch (e) {
+          closeDirs(dirs);
+          if (created) this.#removeCreated();
+          throw e;
+        }
+        if (!dirs.metis && !this.#readOnly) {
+          closeDirs(dirs);
+          if (!last) continue;
+          throw new WorkspaceError(`${this.metisDir} was removed as the call began; nothing was written`);
+        }
+        const owner = ownerToken();
+        try {
+          return this.#call(this.#instantiate(modules, dirs, owner, this.#readOnly), f);
+        } catch (e) {
+          if (e instanceof TrapError && !this.#readOnly) this.#recoverAfterTrap(modules, dirs, owner, e);
+          if (created) this.#removeCreated();
+          // A call that created `.metis/` removed it itself just now.
+          if (!(e instanceof TrapError) && !created && !last && dirs.metis && !this.#readOnly && this.#vanished(dirs.metis.id)) continue;
+          throw e;
+        } finally {
+          closeDirs(dirs);
+        }
       }
-      if (!opened && !this.#readOnly) {
-        if (!last) continue;
-        throw new WorkspaceError(`${this.metisDir} was removed as the call began; nothing was written`);
-      }
-      const owner = ownerToken();
-      try {
-        return this.#call(this.#instantiate(modules, opened, owner, this.#readOnly), f);
-      } catch (e) {
-        if (e instanceof TrapError && !this.#readOnly && opened) this.#recoverAfterTrap(modules, opened, owner, e);
-        if (created) this.#removeCreated();
-        // A call that created `.metis/` removed it itself just now.
-        if (!(e instanceof TrapError) && !created && !last && opened && !this.#readOnly && this.#vanished(opened.id)) continue;
-        throw e;
-      } finally {
-        opened?.close();
-      }
+    } catch (e) {
+      if (createdGlobal) this.#globalUser.removeCreated();
+      throw e;
     }
+  }
+
+  /** Makes sure the user's own `.metis/` is there for a write to pre-open; whether this
+   * call created it: only a write to a workspace that is not read-only, with global user
+   * memory on, creates it. */
+  #prepareGlobal() {
+    if (!this.#globalUser || this.#readOnly) return false;
+    return this.#globalUser.create();
+  }
+
+  /** The user's own `.metis/` opened (an OpenedDir, which the caller closes) and checked,
+   * or undefined when global user memory is off or there is none. */
+  #openGlobalDir() {
+    return this.#globalUser?.open(this.#trustForeignMetis);
   }
 
   /** Removes the `.metis/` this call created, if it is still empty. */
@@ -317,21 +403,23 @@ class Workspace {
     }
   }
 
-  /** A new instance that sees the `.metis/` `opened` (none if undefined; through a
-   * read-only pre-open if `readOnly`), and no environment but `owner`. Its guest core
-   * instance (`guest`) holds the fuel and the memory. `opened` must stay open for as long
-   * as the instance is used. */
-  #instantiate(modules, opened, owner, readOnly) {
+  /** A new instance that sees the directories `dirs` (`metis`, the workspace's `.metis/`,
+   * and `global`, the user's own; none where undefined; through read-only pre-opens if
+   * `readOnly`), and no environment but `owner` and this workspace's settings. Its guest
+   * core instance (`guest`) holds the fuel and the memory. `dirs` must stay open for as
+   * long as the instance is used. */
+  #instantiate(modules, dirs, owner, readOnly) {
     let guest;
     try {
-      const { filesystem, preopen } = sandboxFilesystem(opened, readOnly);
+      const { filesystem, preopens } = sandboxFilesystem(
+        { [GUEST_METIS_DIR]: dirs.metis, [GUEST_GLOBAL_METIS_DIR]: dirs.global },
+        readOnly,
+      );
       const shim = new WASIShim({
         filesystem,
         sandbox: {
-          preopens: preopen === undefined ? {} : { [GUEST_METIS_DIR]: preopen },
-          // The component refuses every write of a read-only workspace itself, with
-          // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
-          env: { [OWNER_ENV]: owner, ...(readOnly ? { [READ_ONLY_ENV]: "1" } : {}) },
+          preopens,
+          env: this.#environment(owner, readOnly),
           args: [],
           enableNetwork: false,
         },
@@ -351,6 +439,17 @@ class Workspace {
     }
   }
 
+  /** What an instance is told: its owner token, and the workspace's settings. */
+  #environment(owner, readOnly) {
+    const env = { [OWNER_ENV]: owner };
+    // The component refuses every write of a read-only workspace itself, with
+    // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
+    if (readOnly) env[READ_ONLY_ENV] = "1";
+    if (this.#globalUser) env[GLOBAL_USER_ENV] = this.#globalUser.access;
+    if (this.#promptBudget) env[PROMPT_BUDGET_ENV] = "1";
+    return env;
+  }
+
   /** Runs `f` on `instance` with the whole fuel limit, as every call gets. */
   #call(instance, f) {
     setFuel(instance.guest, this.#limits.fuel);
@@ -361,15 +460,17 @@ class Workspace {
     }
   }
 
-  /** The component's `recover-after-trap`, on a fresh instance given the trapped call's
-   * `owner`: it removes what that call left in `.metis/` (its lock, put back if another
-   * writer's; its pending lock; its temporary file) and says whether its write landed,
-   * which `trap.written` then tells the caller. Run under the default fuel: the caller's
-   * limit may be what the trapped call ran out of. If even this traps, the lock is left
-   * to expire (a lease, as after a crash) and what landed is not known. */
-  #recoverAfterTrap(modules, opened, owner, trap) {
+  /** The component's `recover-after-trap`, on a fresh instance that sees the trapped
+   * call's directories (`dirs`: `.metis/`, and the user's own) and is given its `owner`:
+   * it removes what that call left there (its lock, put back if another writer's; its
+   * pending lock; its temporary file) and says whether its write landed, which
+   * `trap.written` then tells the caller. Run under the default fuel: the caller's limit
+   * may be what the trapped call ran out of. If even this traps, the lock is left to
+   * expire (a lease, as after a crash) and what landed is not known. */
+  #recoverAfterTrap(modules, dirs, owner, trap) {
+    if (!dirs.metis && !dirs.global) return;
     try {
-      const instance = this.#instantiate(modules, opened, owner, false);
+      const instance = this.#instantiate(modules, dirs, owner, false);
       setFuel(instance.guest, DEFAULT_LIMITS.fuel);
       const landing = instance.root.store.recoverAfterTrap();
       trap.written = landing === "untraced" ? null : landing === "written";
@@ -492,9 +593,21 @@ class Workspace {
   }
 }
 
-/** Closes the `.metis/` a dropped kept instance held open. */
+/** Closes the directories a dropped kept instance held open. */
 function drop(kept) {
-  kept.opened?.close();
+  closeDirs(kept.dirs);
+}
+
+/** Closes the directories of `dirs` (`metis`, `global`) that were opened. */
+function closeDirs(dirs) {
+  dirs.metis?.close();
+  dirs.global?.close();
+}
+
+/** Whether a kept instance made for `a` may serve a read made for `b`: the same
+ * directories (or none) and the same settings. */
+function sameMadeFor(a, b) {
+  return a.metis === b.metis && a.global === b.global && a.settings === b.settings;
 }
 
 /** A call's owner token: its lock and temporary file are named after it. */
@@ -504,7 +617,8 @@ function ownerToken() {
 
 /** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched
  * until a call is made. Options: `followMetisLink`, `readOnly`, `trustForeignMetis`,
- * `limits`. */
+ * `limits`, `globalUser` (`{ dir, agentWrites }`: global user memory on, `dir` defaulting
+ * to `$HOME/.metis`), `promptBudget`. */
 export function openWorkspace(root, options) {
   return new Workspace(root, options);
 }

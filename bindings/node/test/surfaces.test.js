@@ -1,7 +1,9 @@
 // The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
 // against the installed package: one test per row, each session ("A", "B") a
-// `Workspace.session()` of a workspace of its own opened on the row's directory. A step,
-// or an `expect`, with a key this driver does not know fails the row, naming the key.
+// `Workspace.session()` of a workspace of its own opened on the row's directory, with the
+// options the last `memory_options` step set. A row has a home of its own (a temporary
+// directory, never the real home) for the user's own `.metis/` (`~/.metis/USER.md`). A
+// step, or an `expect`, with a key this driver does not know fails the row, naming the key.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -28,7 +30,12 @@ const STEPS = {
   metis_holds: { keys: ["metis_holds"], checks: [] },
   root_mode: { keys: ["root_mode"], checks: [] },
   read_refused: { keys: ["read_refused", "expect"], checks: ["kind", "text_contains"] },
+  memory_options: { keys: ["memory_options"], checks: [] },
 };
+// What a `memory_options` step may set, and the values each takes.
+const MEMORY_OPTIONS = { global_user: ["off", "read", "write"], prompt_budget: [true, false] };
+// How a `given` or `file` key names the user's own USER.md: a file in the row's home.
+const IN_HOME = "~/";
 const ROW_KEYS = ["name", "covers", "given", "steps", "surfaces", "surfaces_why"];
 const SURFACE = "node";
 
@@ -76,11 +83,47 @@ function witVersion(file) {
   return found[1];
 }
 
-/** The package as a surface: sessions by name, all on the workspace at `root`. */
+/** The package as a surface: sessions by name, all on the workspace at `root`, with the
+ * user's own `.metis/` in `home`. */
 class Driver {
-  constructor(root) {
+  constructor(root, home) {
     this.root = root;
+    this.home = home;
     this.sessions = new Map();
+    // As `memory_options` last set them; both start off.
+    this.globalUser = "off";
+    this.promptBudget = false;
+  }
+
+  /** Where `file` (a `given` or `file` key) is on disk: in `.metis/`, or in the home. */
+  onDisk(file) {
+    if (file.startsWith(IN_HOME)) {
+      if (!this.home) throw new RowFailed(`this row has no home for ${JSON.stringify(file)}`);
+      return path.join(this.home, file.slice(IN_HOME.length));
+    }
+    return path.join(this.root, ".metis", file);
+  }
+
+  /** The options a session opened now is opened with, as an embedder sets them. */
+  options() {
+    const G = this.globalUser;
+    return {
+      globalUser: G === "off" ? undefined : { dir: path.join(this.home, ".metis"), agentWrites: G === "write" },
+      promptBudget: this.promptBudget,
+    };
+  }
+
+  /** A `memory_options` step: the options of every session opened after it. */
+  setOptions(set) {
+    if (set === null || typeof set !== "object" || Array.isArray(set)) {
+      throw new RowFailed(`memory_options is an object, not ${JSON.stringify(set)}`);
+    }
+    for (const [key, value] of Object.entries(set)) {
+      if (!Object.hasOwn(MEMORY_OPTIONS, key)) throw new RowFailed(`this driver does not know the option ${JSON.stringify(key)}`);
+      if (!MEMORY_OPTIONS[key].includes(value)) throw new RowFailed(`${key} is one of ${JSON.stringify(MEMORY_OPTIONS[key])}, not ${JSON.stringify(value)}`);
+    }
+    if (Object.hasOwn(set, "global_user")) this.globalUser = set.global_user;
+    if (Object.hasOwn(set, "prompt_budget")) this.promptBudget = set.prompt_budget;
   }
 
   session(name) {
@@ -92,10 +135,10 @@ class Driver {
     for (const key of Object.keys(row)) {
       if (!ROW_KEYS.includes(key)) throw new RowFailed(`this driver does not know the row key ${JSON.stringify(key)}`);
     }
-    const metis = path.join(this.root, ".metis");
     for (const [file, text] of Object.entries(row.given ?? {})) {
-      fs.mkdirSync(metis, { recursive: true });
-      fs.writeFileSync(path.join(metis, file), text);
+      const at = this.onDisk(file);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.writeFileSync(at, text);
     }
     for (const [index, step] of row.steps.entries()) {
       try {
@@ -128,7 +171,7 @@ class Driver {
     switch (kind) {
       case "open": {
         // What a host does before a model call: a session, and the prompt composed.
-        const session = openWorkspace(this.root).session();
+        const session = openWorkspace(this.root, this.options()).session();
         const prompt = await session.systemPrompt("");
         this.sessions.set(step.open, session);
         checkTexts(expect, "prompt", prompt.text);
@@ -155,7 +198,7 @@ class Driver {
         await this.session(step.next_response).nextResponse();
         break;
       case "file": {
-        const file = path.join(this.root, ".metis", step.file);
+        const file = this.onDisk(step.file);
         const data = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
         if (data === undefined || !data.equals(Buffer.from(step.is, "utf8"))) {
           const shown = data === undefined ? "missing" : JSON.stringify(data.toString("utf8"));
@@ -206,6 +249,9 @@ class Driver {
       }
       case "trap_sweep":
         await this.trapSweep(step.trap_sweep.file, step.trap_sweep.entry);
+        break;
+      case "memory_options":
+        this.setOptions(step.memory_options);
         break;
       case "version": {
         const wanted = witVersion(path.join(ROOT, step.version));
@@ -291,8 +337,11 @@ for (const [i, row] of rows().entries()) {
   test(row.name ?? `row ${i + 1}`, { skip: forThis ? false : `not for this surface: ${row.surfaces_why}` }, async (t) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-"));
     t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    // The row's own home, for the user's own `.metis/`: never the real one.
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-home-"));
+    t.after(() => fs.rmSync(home, { recursive: true, force: true }));
     try {
-      await new Driver(root).run(row);
+      await new Driver(root, home).run(row);
     } catch (e) {
       if (!(e instanceof RowFailed)) throw e;
       assert.fail(`${row.name}: ${e.message}`);
@@ -312,4 +361,32 @@ test("a step or check this driver does not know fails the row, naming it", async
   assert.ok(extraKey instanceof RowFailed && /step key "as"/.test(extraKey.message), String(extraKey));
   const unknownRowKey = await failure({ name: "x", given: {}, steps: [], when: "now" });
   assert.ok(unknownRowKey instanceof RowFailed && /row key "when"/.test(unknownRowKey.message), String(unknownRowKey));
+  const unknownOption = await failure({ name: "x", given: {}, steps: [{ memory_options: { global_user: "read", colour: "blue" } }] });
+  assert.ok(unknownOption instanceof RowFailed && /option "colour"/.test(unknownOption.message), String(unknownOption));
+  const badValue = await failure({ name: "x", given: {}, steps: [{ memory_options: { global_user: "sometimes" } }] });
+  assert.ok(badValue instanceof RowFailed && /global_user is one of/.test(badValue.message), String(badValue));
+});
+
+test("memory_options apply to the sessions opened after the step, in the row's own home", async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-"));
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-home-"));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  t.after(() => fs.rmSync(home, { recursive: true, force: true }));
+  const driver = new Driver(root, home);
+  await driver.run({
+    name: "x",
+    given: { "~/.metis/USER.md": "- name: Sam\n" },
+    steps: [
+      { open: "before", expect: { prompt_lacks: ["name: Sam"] } },
+      { memory_options: { global_user: "write", prompt_budget: true } },
+      { open: "after", expect: { prompt_contains: ["(~/.metis/USER.md) [0% — 12/3,072 bytes]\n- name: Sam"] } },
+      { call: "after", tool: "memory_add", input: { file: "USER.md", entry: "- likes tea" }, expect: { ok: true } },
+      { file: "~/.metis/USER.md", is: "- name: Sam\n- likes tea\n" },
+      { memory_options: { prompt_budget: false } },
+    ],
+  });
+  assert.equal(fs.readFileSync(path.join(home, ".metis", "USER.md"), "utf8"), "- name: Sam\n- likes tea\n");
+  // The session opened before the step kept the options it was opened with.
+  assert.equal(driver.session("before").workspace.globalUser, undefined);
+  assert.deepEqual(driver.options(), { globalUser: { dir: path.join(home, ".metis"), agentWrites: true }, promptBudget: false });
 });
