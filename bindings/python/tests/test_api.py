@@ -53,7 +53,7 @@ def test_the_wheel_ships_the_component_and_the_typing_marker() -> None:
 
 
 def test_memory_file_is_a_str_enum_of_the_file_names() -> None:
-    assert [f.value for f in MemoryFile] == ["MEMORY.md", "USER.md"]
+    assert [f.value for f in MemoryFile] == ["MEMORY.md", "USER.md", "~/.metis/USER.md"]
     assert MemoryFile("USER.md") is MemoryFile.USER
     assert MemoryFile.MEMORY == "MEMORY.md" and isinstance(MemoryFile.MEMORY, str)
     assert f"{MemoryFile.USER}" == "USER.md"

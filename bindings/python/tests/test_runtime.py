@@ -85,7 +85,7 @@ def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
     assert True in told and False in told, told
     # Without the clean-up, some of those traps leave the call's lock or temporary file:
     # so the sweep does reach the moments the clean-up is for.
-    monkeypatch.setattr(_runtime, "recover_after_trap", lambda metis, owner: None)
+    monkeypatch.setattr(_runtime, "recover_after_trap", lambda metis, owner, **settings: None)
     assert any(name.endswith(".lock") for name in sweep())
 
 

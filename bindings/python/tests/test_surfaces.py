@@ -1,7 +1,9 @@
 """The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
 against the installed package: one case per row, each session (`"A"`, `"B"`) a
-`MemoryStore.session()` of its own `MemoryStore` on the row's workspace. A step, or an
-`expect`, with a key this driver does not know fails the row, naming the key."""
+`MemoryStore.session()` of its own `MemoryStore` on the row's workspace, made with the
+options of the last `memory_options` step (global user memory in the row's own home, a
+temporary directory, never the real one). A step, or an `expect`, with a key this driver
+does not know fails the row, naming the key."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pytest
 import metis_memory
 from metis_memory import (
     ComponentTrap,
+    GlobalUser,
     Limits,
     MemorySession,
     MemoryStore,
@@ -42,7 +45,15 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
     "metis_holds": ({"metis_holds"}, set()),
     "root_mode": ({"root_mode"}, set()),
     "read_refused": ({"read_refused", "expect"}, {"kind", "text_contains"}),
+    "memory_options": ({"memory_options"}, set()),
 }
+# What a `memory_options` step may set, and the values each takes.
+OPTIONS: dict[str, tuple[object, ...]] = {
+    "global_user": ("off", "read", "write"),
+    "prompt_budget": (True, False),
+}
+# How a `given` or `file` key names the user's own USER.md, in the row's home.
+IN_HOME = "~/"
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "python"
 
@@ -83,12 +94,19 @@ def wit_version(path: Path) -> str:
     return found.group(1)
 
 
-# `add_under`'s child: the add in a process of its own, as `tests/surfaces/under` runs it.
+# `add_under`'s child: the add in a process of its own, as `tests/surfaces/under` runs it,
+# with the row's options (`sys.argv[4]`: the global directory or "", `agent_writes`, the
+# budget).
 CHILD = """
 import json, sys
-from metis_memory import MemoryStore, MemoryStoreError
+from metis_memory import GlobalUser, MemoryStore, MemoryStoreError
+options = json.loads(sys.argv[4])
+global_user = GlobalUser(options["dir"], options["agent_writes"]) if options["dir"] else None
 try:
-    MemoryStore(sys.argv[1]).add_entry(sys.argv[2], sys.argv[3])
+    store = MemoryStore(
+        sys.argv[1], global_user=global_user, prompt_budget=options["prompt_budget"]
+    )
+    store.add_entry(sys.argv[2], sys.argv[3])
     print(json.dumps({"ok": True}))
 except MemoryStoreError as error:
     print(json.dumps({"ok": False, "kind": error.kind, "text": str(error)}))
@@ -97,11 +115,38 @@ UNDER_UNAVAILABLE = 77
 
 
 class Driver:
-    """The package as a surface: sessions by name, all on the workspace at `root`."""
+    """The package as a surface: sessions by name, all on the workspace at `root`, the
+    user's own `.metis/` (global user memory) in `home`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, home: Path) -> None:
         self.root = root
+        self.home = home
         self.sessions: dict[str, MemorySession] = {}
+        # The last `memory_options` step's, for every later step: both start off.
+        self.options: dict[str, Any] = {"global_user": "off", "prompt_budget": False}
+
+    def global_user(self) -> GlobalUser | None:
+        """Global user memory as the options set it (`None`: off)."""
+        mode = self.options["global_user"]
+        if mode == "off":
+            return None
+        return GlobalUser(self.home / ".metis", agent_writes=mode == "write")
+
+    def store(self, **kwargs: Any) -> MemoryStore:
+        """A store on the row's workspace with the options every later step runs with."""
+        return MemoryStore(
+            self.root,
+            global_user=self.global_user(),
+            prompt_budget=self.options["prompt_budget"],
+            **kwargs,
+        )
+
+    def on_disk(self, file: str) -> Path:
+        """Where a `given` or `file` key is: `.metis/F`, or `~/.metis/USER.md` in the
+        row's home."""
+        if file.startswith(IN_HOME):
+            return self.home / file.removeprefix(IN_HOME)
+        return self.root / ".metis" / file
 
     def session(self, name: str) -> MemorySession:
         if name not in self.sessions:
@@ -114,10 +159,10 @@ class Driver:
                 raise RowFailed(f"this driver does not know the row key {key!r}")
         if "surfaces" in row and SURFACE not in row["surfaces"]:
             pytest.skip(f"not for this surface: {row.get('surfaces_why')}")
-        metis = self.root / ".metis"
         for file, text in row.get("given", {}).items():
-            metis.mkdir(exist_ok=True)
-            (metis / file).write_bytes(text.encode())
+            path = self.on_disk(file)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode())
         for index, step in enumerate(row["steps"], 1):
             try:
                 self.step(step)
@@ -144,7 +189,7 @@ class Driver:
 
         if kind == "open":
             # What a host does before a model call: a session, and the prompt composed.
-            session = MemoryStore(self.root).session()
+            session = self.store().session()
             prompt = session.system_prompt("")
             self.sessions[step["open"]] = session
             check_texts(expect, "prompt", prompt.text)
@@ -158,7 +203,7 @@ class Driver:
         elif kind == "next_response":
             self.session(step["next_response"]).next_response()
         elif kind == "file":
-            path = self.root / ".metis" / step["file"]
+            path = self.on_disk(step["file"])
             data = path.read_bytes() if path.exists() else None
             if data != step["is"].encode():
                 shown = "missing" if data is None else repr(data.decode(errors="replace"))
@@ -166,7 +211,7 @@ class Driver:
         elif kind == "read_only_add":
             add = step["read_only_add"]
             try:
-                MemoryStore(self.root, read_only=True).add_entry(add["file"], add["entry"])
+                self.store(read_only=True).add_entry(add["file"], add["entry"])
             except MemoryStoreError as error:
                 if "kind" in expect and error.kind != expect["kind"]:
                     raise RowFailed(f"kind {error.kind}, expected {expect['kind']}: {error}") from None
@@ -179,7 +224,7 @@ class Driver:
             self.root.chmod(int(step["root_mode"], 8))
         elif kind == "read_refused":
             try:
-                text = MemoryStore(self.root).read(step["read_refused"])
+                text = self.store().read(step["read_refused"])
             except (MemoryStoreError, MetisWorkspaceError) as error:
                 if "kind" in expect and error.kind != expect["kind"]:
                     raise RowFailed(f"kind {error.kind}, expected {expect['kind']}: {error}") from None
@@ -190,6 +235,8 @@ class Driver:
             held = sorted(path.name for path in (self.root / ".metis").iterdir())
             if held != sorted(step["metis_holds"]):
                 raise RowFailed(f".metis/ holds {held}, expected {sorted(step['metis_holds'])}")
+        elif kind == "memory_options":
+            self.set_options(step["memory_options"])
         elif kind == "trap_sweep":
             self.trap_sweep(step["trap_sweep"]["file"], step["trap_sweep"]["entry"])
         elif kind == "version":
@@ -200,13 +247,27 @@ class Driver:
                     f"{step['version']} says {wanted}"
                 )
 
+    def set_options(self, options: dict[str, Any]) -> None:
+        """A `memory_options` step: a key left out keeps its value."""
+        for key, value in options.items():
+            if key not in OPTIONS:
+                raise RowFailed(f"this driver does not know the option {key!r}")
+            if value not in OPTIONS[key] or type(value) is not type(OPTIONS[key][0]):
+                raise RowFailed(f"{key} is one of {OPTIONS[key]}, not {value!r}")
+            self.options[key] = value
 
     def add_under(self, add: dict[str, Any], expect: dict[str, Any]) -> None:
         """The add in a child process under `add["cause"]` (`tests/surfaces/under`)."""
         under = ROOT / "tests" / "surfaces" / "under"
         argv = [str(under), add["cause"], str(self.root), sys.executable, "-c", CHILD]
+        global_user = self.global_user()
+        options = {
+            "dir": "" if global_user is None else str(global_user.dir),
+            "agent_writes": global_user is not None and global_user.agent_writes,
+            "prompt_budget": self.options["prompt_budget"],
+        }
         done = subprocess.run(
-            [*argv, str(self.root), add["file"], add["entry"]],
+            [*argv, str(self.root), add["file"], add["entry"], json.dumps(options)],
             capture_output=True,
             text=True,
             cwd=self.root,
@@ -229,7 +290,7 @@ class Driver:
     def add_with_fuel(self, file: str, entry: str, fuel: int | None) -> ComponentTrap | None:
         limits = Limits() if fuel is None else Limits(fuel=fuel)
         try:
-            MemoryStore(self.root, limits=limits).add_entry(file, entry)
+            self.store(limits=limits).add_entry(file, entry)
         except ComponentTrap as trap:
             return trap
         return None
@@ -237,7 +298,7 @@ class Driver:
     def trap_sweep(self, file: str, entry: str) -> None:
         """Adds that trap at 20 budgets under what the add needs, each retried only as the
         trap's `written` says: the file must hold the entry exactly once every time."""
-        path = self.root / ".metis" / file
+        path = self.on_disk(file)
         given = path.read_bytes() if path.exists() else b""
 
         def attempt(fuel: int | None) -> ComponentTrap | None:
@@ -269,9 +330,11 @@ class Driver:
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_behaviour(tmp_path: Path, row: dict[str, Any]) -> None:
+def test_behaviour(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, row: dict[str, Any]
+) -> None:
     try:
-        Driver(tmp_path).run(row)
+        Driver(tmp_path, tmp_path_factory.mktemp("home")).run(row)
     except RowFailed as failed:
         message = f"{row.get('name')}: {failed}"
     else:

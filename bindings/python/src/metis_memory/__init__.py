@@ -1,12 +1,13 @@
 """metis-memory: bounded, agent-curated memory for AI agents (`.metis/MEMORY.md` and
-`.metis/USER.md`), run by a sandboxed WebAssembly component (`metis:memory`, the version
-of this package).
+`.metis/USER.md`, and with global user memory on the person's own `~/.metis/USER.md`),
+run by a sandboxed WebAssembly component (`metis:memory`, the version of this package).
 
 Start with `MemoryStore(workspace).session()`: a `MemorySession` composes the system prompt
 before every model call and runs the model's tool calls held to what it has seen."""
 
 from importlib import metadata as _metadata
 
+from ._global_user import GlobalUser
 from ._types import (
     AuditFinding,
     AuditPolicy,
@@ -67,6 +68,7 @@ __all__ = [
     "EmptyEntry",
     "EvictionTrigger",
     "FileVersion",
+    "GlobalUser",
     "InvalidUtf8",
     "Limits",
     "MemoryBusy",

@@ -1,6 +1,7 @@
-"""`.metis/` as the store opened it, for pre-opening: the directory checked, then given to
-wasmtime through a path that reaches exactly it (`/proc/thread-self/fd/N`), so a `.metis`
-swapped for a link between the check and the pre-open is not what the instance sees."""
+"""`.metis/` (and, with global user memory on, the user's own `.metis/`) as the store
+opened it, for pre-opening: the directory checked, then given to wasmtime through a path
+that reaches exactly it (`/proc/thread-self/fd/N`), so a `.metis` swapped for a link
+between the check and the pre-open is not what the instance sees."""
 
 from __future__ import annotations
 
@@ -51,3 +52,18 @@ def descriptor_path(fd: int) -> str | None:
     name from: `preopen_dir` opens it at once, on the calling thread)."""
     directory = _proc_fd()
     return None if directory is None else f"{directory}/{fd}"
+
+
+@dataclass
+class Preopens:
+    """The directories an instance pre-opens: the workspace's `.metis/` (at guest path
+    `.metis`), and the user's own with global user memory on (at `global-metis`); `None`
+    for one that is not there."""
+
+    metis: OpenedDir | None = None
+    global_dir: OpenedDir | None = None
+
+    def close(self) -> None:
+        for opened in (self.metis, self.global_dir):
+            if opened is not None:
+                opened.close()

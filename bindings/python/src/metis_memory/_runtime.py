@@ -21,17 +21,36 @@ from .errors import ComponentTrap, MemoryStoreError, MetisWorkspaceError
 STORE = "metis:memory/store@0.3.0"
 TOOLS = "metis:memory/tools@0.3.0"
 GUEST_METIS_DIR = ".metis"
+# The guest path the user's own `.metis/` is pre-opened at, with global user memory on.
+GUEST_GLOBAL_METIS_DIR = "global-metis"
 OWNER_ENV = "METIS_MEMORY_OWNER"
 READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY"
 # Set when `.metis/` is on a read-only mount: wasmtime passes EROFS to the guest as `io`,
 # and the component names the cause with this (`wit/types.wit`, `read-only`).
 READ_ONLY_FS_ENV = "METIS_MEMORY_READ_ONLY_FS"
+# Global user memory on, and who writes it: `read` or `write` (`wit/world.wit`).
+GLOBAL_USER_ENV = "METIS_MEMORY_GLOBAL_USER"
+# Set to `1` to show each file's fill level in the prompt's headings (`wit/world.wit`).
+PROMPT_BUDGET_ENV = "METIS_MEMORY_PROMPT_BUDGET"
 COMPONENT_FILE = "metis_memory.wasm"
 # A kept instance may not grow past this (the Rust and Node hosts' bound), so that one
 # large call does not hold its memory for the life of the store.
 KEPT_MEMORY_BYTES = 8 << 20
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a store's instances are told besides a call's own token and directories (the
+    Rust host's `runtime::Settings`): the same for every instance of one store, and part
+    of what a kept instance is kept for."""
+
+    read_only: bool = False
+    # Global user memory: `None` when off, else whether the agent's `USER.md` tool writes
+    # go to the user's own file (`write`) or the workspace's (`read`).
+    global_user: bool | None = None
+    prompt_budget: bool = False
 
 
 def component_bytes() -> bytes:
@@ -144,10 +163,14 @@ def instantiate(
     memory_bytes: int,
     owner: int,
     read_only_fs: bool = False,
+    global_dir: str | None = None,
+    global_user: bool | None = None,
+    prompt_budget: bool = False,
 ) -> Exports:
-    """A fresh instance that sees `metis_dir` (when given) at guest path `.metis` and
-    nothing else, with `limits.fuel`, memories of at most `memory_bytes`, and `owner` in
-    its environment."""
+    """A fresh instance that sees `metis_dir` (when given) at guest path `.metis`,
+    `global_dir` (when given) at `global-metis`, and nothing else, with `limits.fuel`,
+    memories of at most `memory_bytes`, and `owner` and the settings (`global_user`: see
+    `Settings`) in its environment."""
     rt = runtime()
     # A WasiConfig is consumed by the store it is given to, so each instance needs its own
     # (the Linker, which holds no state of a call, is the runtime's).
@@ -158,12 +181,15 @@ def instantiate(
         [(OWNER_ENV, f"{owner:016x}")]
         + ([(READ_ONLY_ENV, "1")] if read_only else [])
         + ([(READ_ONLY_FS_ENV, "1")] if read_only_fs else [])
+        + ([] if global_user is None else [(GLOBAL_USER_ENV, "write" if global_user else "read")])
+        + ([(PROMPT_BUDGET_ENV, "1")] if prompt_budget else [])
     )
-    if metis_dir is not None:
-        try:
-            wasi.preopen_dir(metis_dir, GUEST_METIS_DIR, not read_only)
-        except WasmtimeError as e:
-            raise MetisWorkspaceError(f"cannot open {metis_dir}: {e}") from e
+    for directory, guest in ((metis_dir, GUEST_METIS_DIR), (global_dir, GUEST_GLOBAL_METIS_DIR)):
+        if directory is not None:
+            try:
+                wasi.preopen_dir(directory, guest, not read_only)
+            except WasmtimeError as e:
+                raise MetisWorkspaceError(f"cannot open {directory}: {e}") from e
     store = Store(rt.engine)
     store.set_wasi(wasi)
     store.set_limits(memory_size=memory_bytes)
@@ -183,9 +209,13 @@ def with_instance(
     limits: Limits,
     owner: int,
     read_only_fs: bool = False,
+    global_dir: Path | str | None = None,
+    global_user: bool | None = None,
+    prompt_budget: bool = False,
 ) -> T:
     """Runs `op` against a fresh instance that sees `metis_dir` (when given) at guest path
-    `.metis` and nothing else, under `limits`, with `owner` in its environment."""
+    `.metis`, `global_dir` (when given) at `global-metis`, and nothing else, under
+    `limits`, with `owner` and the settings in its environment."""
     exports = instantiate(
         metis_dir=None if metis_dir is None else str(metis_dir),
         read_only=read_only,
@@ -193,13 +223,24 @@ def with_instance(
         memory_bytes=limits.memory_bytes,
         owner=owner,
         read_only_fs=read_only_fs,
+        global_dir=None if global_dir is None else str(global_dir),
+        global_user=global_user,
+        prompt_budget=prompt_budget,
     )
     return op(exports)
 
 
-def recover_after_trap(metis: Path | str, owner: int) -> bool | None:
+def recover_after_trap(
+    metis: Path | str | None,
+    owner: int,
+    *,
+    global_dir: Path | str | None = None,
+    global_user: bool | None = None,
+    prompt_budget: bool = False,
+) -> bool | None:
     """The component's `recover-after-trap`, on a fresh instance given the trapped call's
-    `owner` token: it removes what that call left in `.metis/` (its lock, moved aside and
+    `owner` token and the directories it saw (`.metis/`, and the user's own with global
+    user memory on): it removes what that call left in them (its lock, moved aside and
     inspected first and put back if it is another writer's; its pending lock; its temporary
     file) and nothing else. The host's own clean-up, so it runs under the default limits,
     not the caller's, which may be what the trapped call ran out of. Returns whether the
@@ -210,6 +251,9 @@ def recover_after_trap(metis: Path | str, owner: int) -> bool | None:
         read_only=False,
         limits=Limits(),
         owner=owner,
+        global_dir=global_dir,
+        global_user=global_user,
+        prompt_budget=prompt_budget,
     )
     landing = str(found)
     return None if landing == "untraced" else landing == "written"

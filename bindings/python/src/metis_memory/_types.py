@@ -8,10 +8,14 @@ from typing import ClassVar
 
 
 class MemoryFile(StrEnum):
-    """One of the two memory files in a workspace's `.metis/`."""
+    """One of the memory files: the two in a workspace's `.metis/`, and the person's own
+    USER.md shared by every workspace (`GLOBAL_USER`, as texts call it: `USER.md` in the
+    `GlobalUser` directory; with global user memory off it reads as empty and every write
+    to it fails with `MemoryIOFailure`)."""
 
     MEMORY = "MEMORY.md"
     USER = "USER.md"
+    GLOBAL_USER = "~/.metis/USER.md"
 
 
 class AuditPolicy(StrEnum):
@@ -90,7 +94,8 @@ class PromptSource:
 
 @dataclass(frozen=True)
 class ComposedPrompt:
-    """A composed system prompt and the versions of the files it came from (USER.md first)."""
+    """A composed system prompt and the versions of the files it came from, in prompt
+    order (`~/.metis/USER.md` with global user memory on, then USER.md, then MEMORY.md)."""
 
     text: str
     sources: tuple[PromptSource, ...]

@@ -28,12 +28,17 @@ from ._types import (
     WriteResult,
 )
 
-FILE_TO_WIT = {MemoryFile.MEMORY: "memory", MemoryFile.USER: "user"}
+FILE_TO_WIT = {
+    MemoryFile.MEMORY: "memory",
+    MemoryFile.USER: "user",
+    MemoryFile.GLOBAL_USER: "global-user",
+}
 FILE_FROM_WIT = {wit: file for file, wit in FILE_TO_WIT.items()}
 
 
 def memory_file(file: MemoryFile | str) -> MemoryFile:
-    """`file` as a `MemoryFile`; `"MEMORY.md"` and `"USER.md"` are accepted too."""
+    """`file` as a `MemoryFile`; `"MEMORY.md"`, `"USER.md"` and `"~/.metis/USER.md"` are
+    accepted too."""
     return MemoryFile(file)
 
 

@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from wasmtime.component import Variant
 
-from . import _kept, _preopen, _runtime, _trust, _wit
-from ._runtime import STORE, TOOLS, Exports
+from . import _global_user, _kept, _preopen, _runtime, _trust, _wit
+from ._global_user import GlobalUser
+from ._runtime import STORE, TOOLS, Exports, Settings
 from ._types import (
     AuditFinding,
     AuditPolicy,
@@ -68,7 +69,13 @@ class MemoryStore:
     `.metis/USER.md`. Every call reads the files fresh, in a sandboxed instance that sees
     only `.metis/`: a fresh one for each write, one kept by this store for reads (see
     `_kept.KeptInstance`); `.metis/` is created (mode 0700) on the first write. A store
-    may be used from several threads."""
+    may be used from several threads.
+
+    With `global_user` (off by default), the person's own USER.md (`MemoryFile.GLOBAL_USER`,
+    in the `GlobalUser` directory, normally `~/.metis/`) is composed into the prompt ahead
+    of the workspace's, and the instances see that directory too (created, mode 0700, by a
+    write if missing). With `prompt_budget`, each prompt section's heading shows how full
+    its file is against its hard cap (`[67% — 2,744/4,096 bytes]`)."""
 
     def __init__(
         self,
@@ -78,14 +85,21 @@ class MemoryStore:
         follow_metis_link: bool = False,
         read_only: bool = False,
         trust_foreign_metis: bool = False,
+        global_user: GlobalUser | None = None,
+        prompt_budget: bool = False,
     ) -> None:
+        if global_user is not None and not isinstance(global_user, GlobalUser):
+            raise TypeError(f"global_user must be a GlobalUser or None, got {global_user!r}")
         self._workspace = Path(workspace_path).expanduser().resolve()
         self._limits = limits
         self._follow_metis_link = follow_metis_link
         # A `.metis/` another user owns, or in a directory every user can write, is refused
-        # unless this is set (see `_trust`).
+        # unless this is set (see `_trust`); so is the user's own `.metis/` if another user
+        # owns it or every user can write it.
         self._trust_foreign_metis = trust_foreign_metis
         self._read_only = read_only
+        self._global_user = global_user
+        self._prompt_budget = bool(prompt_budget)
         self._kept = _kept.KeptInstance()
 
     @property
@@ -95,6 +109,30 @@ class MemoryStore:
     @property
     def metis_dir(self) -> Path:
         return self._workspace / ".metis"
+
+    @property
+    def global_user(self) -> GlobalUser | None:
+        """Global user memory as this store has it (`None`: off)."""
+        return self._global_user
+
+    @property
+    def prompt_budget(self) -> bool:
+        """Whether each prompt section's heading shows how full its file is."""
+        return self._prompt_budget
+
+    def memory_files(self) -> tuple[MemoryFile, ...]:
+        """The memory files this store has: the workspace's two, and the user's own with
+        global user memory on."""
+        files = (MemoryFile.MEMORY, MemoryFile.USER)
+        return files if self._global_user is None else (*files, MemoryFile.GLOBAL_USER)
+
+    def file_path(self, file: MemoryFile | str) -> Path | None:
+        """Where `file` is on disk: in the workspace's `.metis/`, or for the user's own,
+        in its directory (`None` with global user memory off)."""
+        file = MemoryFile(file)
+        if file is MemoryFile.GLOBAL_USER:
+            return None if self._global_user is None else self._global_user.dir / "USER.md"
+        return self.metis_dir / file.value
 
     # Reads
 
@@ -292,15 +330,29 @@ class MemoryStore:
 
         return self._run(access, op)
 
+    def _settings(self) -> Settings:
+        """What every instance of this store is told (see `_runtime.Settings`)."""
+        return Settings(
+            read_only=self._read_only,
+            global_user=None if self._global_user is None else self._global_user.agent_writes,
+            prompt_budget=self._prompt_budget,
+        )
+
     def _run(self, access: _Access, op: Callable[[Exports], T]) -> T:
-        """Runs `op` on an instance that sees `.metis/`: a read on the kept instance, a write
-        on a fresh one (after creating `.metis/`), then undoes what a failed write left: a
-        trapped call's lock and temporary file, and a `.metis/` this call created that is
-        still empty."""
+        """Runs `op` on an instance that sees `.metis/` (and the user's own, with global
+        user memory on): a read on the kept instance, a write on a fresh one (after
+        creating `.metis/`, and the user's own), then undoes what a failed write left: a
+        trapped call's lock and temporary file, and a `.metis/` (or the user's own) this
+        call created that is still empty."""
+        settings = self._settings()
         if access is _Access.READ:
             info = self._existing_metis_dir()
-            metis_id = None if info is None else (info.st_dev, info.st_ino)
-            return self._kept.run(metis_id, self._open_metis_dir, self._limits, op)
+            made_for = _kept.KeptFor(
+                metis=None if info is None else (info.st_dev, info.st_ino),
+                global_dir=self._existing_global_dir(),
+                settings=settings,
+            )
+            return self._kept.run(made_for, self._open_dirs, self._limits, op)
         metis = self.metis_dir
         writes = not self._read_only
         # A write whose `.metis/` vanished under it (another writer's refused first write
@@ -309,10 +361,23 @@ class MemoryStore:
         for attempt in range(_VANISHED_RETRIES + 1):
             last = attempt == _VANISHED_RETRIES
             created = self._create_metis_dir() if writes else False
+            try:
+                created_global = self._create_global_dir() if writes else False
+            except BaseException:
+                if created:
+                    _remove_empty(metis)
+                raise
             # Pre-opened as the host opened it, never through a link swapped in after the
             # check.
-            opened = self._open_metis_dir()
+            try:
+                opened = self._open_metis_dir()
+            except BaseException:
+                if created_global:
+                    self._remove_global_dir()
+                raise
             if opened is None and writes:
+                if created_global:
+                    self._remove_global_dir()
                 if not last:
                     continue
                 raise MetisWorkspaceError(
@@ -322,7 +387,9 @@ class MemoryStore:
             # removed.
             owner = secrets.randbits(64)
             done = False
+            global_opened: _preopen.OpenedDir | None = None
             try:
+                global_opened = self._open_global_dir()
                 result = _runtime.with_instance(
                     op,
                     metis_dir=None if opened is None else opened.path,
@@ -330,6 +397,9 @@ class MemoryStore:
                     limits=self._limits,
                     owner=owner,
                     read_only_fs=opened is not None and opened.read_only_fs,
+                    global_dir=None if global_opened is None else global_opened.path,
+                    global_user=settings.global_user,
+                    prompt_budget=settings.prompt_budget,
                 )
                 done = True
                 return result
@@ -338,7 +408,13 @@ class MemoryStore:
                     # If even this traps, the lock is left to expire (a lease, as after a
                     # crash) and what landed is not known.
                     try:
-                        trap.written = _runtime.recover_after_trap(opened.path, owner)
+                        trap.written = _runtime.recover_after_trap(
+                            opened.path,
+                            owner,
+                            global_dir=None if global_opened is None else global_opened.path,
+                            global_user=settings.global_user,
+                            prompt_budget=settings.prompt_budget,
+                        )
                     except ComponentTrap:
                         pass
                 raise
@@ -356,11 +432,12 @@ class MemoryStore:
             finally:
                 if opened is not None:
                     opened.close()
+                if global_opened is not None:
+                    global_opened.close()
                 if created and not done:
-                    try:
-                        os.rmdir(metis)
-                    except OSError:
-                        pass
+                    _remove_empty(metis)
+                if created_global and not done:
+                    self._remove_global_dir()
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _vanished(self, opened_id: tuple[int, int]) -> bool:
@@ -438,6 +515,42 @@ class MemoryStore:
             _preopen.on_read_only_mount(fd),
         )
 
+    def _open_dirs(self) -> _preopen.Preopens:
+        """The directories a read's instance pre-opens: `.metis/`, and the user's own with
+        global user memory on (each `None` if it is not there)."""
+        metis = self._open_metis_dir()
+        try:
+            return _preopen.Preopens(metis, self._open_global_dir())
+        except BaseException:
+            if metis is not None:
+                metis.close()
+            raise
+
+    def _existing_global_dir(self) -> _preopen.DirId | None:
+        """The user's own `.metis/`'s identity, if global user memory is on and it exists."""
+        if self._global_user is None:
+            return None
+        return _global_user.existing(self._global_user)
+
+    def _open_global_dir(self) -> _preopen.OpenedDir | None:
+        """The user's own `.metis/`, opened (following a link) and checked as `.metis/` is,
+        if global user memory is on and it exists."""
+        if self._global_user is None:
+            return None
+        return _global_user.open_dir(self._global_user, self._trust_foreign_metis)
+
+    def _create_global_dir(self) -> bool:
+        """Whether this call created the user's own `.metis/` (mode 0700): a write with
+        global user memory on does, when it is missing."""
+        if self._global_user is None:
+            return False
+        return _global_user.create(self._global_user)
+
+    def _remove_global_dir(self) -> None:
+        """Removes the user's own `.metis/` this call created, if it is still empty."""
+        if self._global_user is not None:
+            _global_user.remove_if_empty(self._global_user)
+
     def _create_metis_dir(self) -> bool:
         """Makes sure `.metis/` exists (mode 0700 when created here); whether this call
         created it."""
@@ -471,6 +584,15 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.workspace_path!r})"
+
+
+def _remove_empty(directory: Path) -> None:
+    """Removes `directory` if it is empty: anything another writer put there meanwhile
+    stays."""
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
 
 
 def _tool_input(input: str | Mapping[str, Any]) -> str:
