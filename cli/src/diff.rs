@@ -8,12 +8,17 @@ use sha2::{Digest, Sha256};
 /// (a lone carriage return is part of its line, shown as `\r`), and the diff is safe to
 /// print on a terminal.
 pub fn unified(file: MemoryFile, before: &str, after: &str) -> String {
-    let name = file.name();
+    // The user's own file is named as it is (`~/.metis/USER.md`), the workspace's inside
+    // its `.metis/`.
+    let path = match file {
+        MemoryFile::GlobalUser => file.name().to_owned(),
+        _ => format!(".metis/{}", file.file_name()),
+    };
     let (before, after) = (visible(before), visible(after));
     similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/.metis/{name}"), &format!("b/.metis/{name}"))
+        .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
 }
 

@@ -23,7 +23,8 @@ pub fn call(
     // Each file's bytes as the component reads them (never a link followed by the
     // host), and only where it exists, so a missing file stays missing.
     let mut copy = Workspace::open(scratch.path());
-    if let Some(global) = ws.global_user() {
+    // At home the user's own USER.md is the workspace's, and so it is in the copy.
+    if let (Some(global), false) = (ws.global_user(), ws.global_is_workspace()) {
         let dir = scratch.path().join("global-metis");
         copy = copy.with_global_user(GlobalUser::at(dir).agent_writes(global.writes()));
     }

@@ -1,12 +1,12 @@
-//! `edit FILE`: the person's editor on a temporary copy, saved as one consolidate through
-//! the tool path, so the caps and the poisoning scan apply as to a model's write, and
+//! `edit FILE`: the person's editor on a temporary copy, saved as one scanned consolidate
+//! of the file named, so the caps and the poisoning scan apply as to a model's write, and
 //! held to the version copied, so a change made meanwhile is refused, never overwritten.
 //! A refused edit's copy is kept and its path printed: the person's work is not lost.
 
 use std::path::Path;
 use std::process::Command;
 
-use metis_memory::{CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace};
+use metis_memory::{Edit, Error, ExpectedContent, MemoryFile, StoreError, Workspace};
 use serde_json::json;
 
 use super::scratch::Scratch;
@@ -18,11 +18,11 @@ pub fn edit(
     file: MemoryFile,
     want_diff: bool,
 ) -> Result<(), Failure> {
-    let name = file.file_name();
+    let name = file.name();
     let original = ws.read(file)?;
     let mut scratch = Scratch::new("edit").map_err(|e| cannot("make a temporary copy", &e))?;
     // The copy has the file's own name, so the editor knows it for markdown.
-    let copy = scratch.path().join(name);
+    let copy = scratch.path().join(file.file_name());
     std::fs::write(&copy, &original).map_err(|e| cannot("write the temporary copy", &e))?;
 
     if let Err(message) = run_editor(&copy, out.json) {
@@ -58,42 +58,38 @@ pub fn edit(
         return Err(kept(&copy, message));
     }
 
-    let call = json!({ "file": name, "content": edited }).to_string();
+    // The store's own conditional consolidate of the file named, scanned as the tools'
+    // writes are: a tool call would name `USER.md`, which global user memory may send to
+    // the other USER.md.
     let copied = diff::sha256_hex(original.as_bytes());
-    let options = CallOptions {
-        scan: ScanPolicy::default(),
-        seen: vec![FileVersion {
-            file,
-            sha256: copied.clone(),
-        }],
-        withheld: Vec::new(),
-    };
-    match ws.call_tool_with_options("memory_consolidate", &call, &options) {
-        Ok(success) => {
-            let diff = want_diff.then(|| diff::of_write(&success.result, &original, &edited));
-            out.write(ws, &success.result, diff)?;
+    let edit = Edit::ConsolidateIfUnchanged(ExpectedContent {
+        content: edited.clone(),
+        expected_hash: copied,
+    });
+    match ws.write_scanned(file, &edit) {
+        Ok(result) => {
+            let diff = want_diff.then(|| diff::of_write(&result, &original, &edited));
+            out.write(ws, &result, diff)?;
             Ok(())
         }
-        Err(Error::Tool(refused)) => {
+        Err(Error::Store {
+            error: StoreError::Changed(_),
+            ..
+        }) => {
             scratch.keep();
-            // A stale version's text is written for a model (it shows it the current
-            // content to consolidate from, or says why not); a person is told what
-            // happened instead. Whether the file changed is read from the file itself:
-            // it may have changed into something the model would not be shown.
-            let changed = ws
-                .read(file)
-                .map_or(true, |now| diff::sha256_hex(now.as_bytes()) != copied);
-            let reason = if changed {
+            Err(kept(
+                &copy,
                 format!(
                     "{name} changed while it was being edited (another session or a person wrote to it), so saving the edit would have dropped that change; nothing was written"
-                )
-            } else {
-                format!(
-                    "{}; nothing was written",
-                    refused.message.trim_end_matches('.')
-                )
-            };
-            Err(kept(&copy, reason))
+                ),
+            ))
+        }
+        Err(Error::Store { message, .. }) => {
+            scratch.keep();
+            Err(kept(
+                &copy,
+                format!("{}; nothing was written", message.trim_end_matches('.')),
+            ))
         }
         Err(other) => {
             scratch.keep();

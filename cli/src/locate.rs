@@ -4,7 +4,9 @@
 //! `.git`) or the filesystem the current directory is on; with none, the repository's
 //! root, else the current directory. So `metis-memory add` run in `src/deep/` writes the
 //! project's memory instead of starting a second `.metis/` there, and a workspace named
-//! but missing is an error instead of an empty memory.
+//! but missing is an error instead of an empty memory. The search stops below the home
+//! directory: `~/.metis` is the person's own memory (global user memory's place), never
+//! the workspace of a directory under home that has none, such as an unpacked download.
 
 use std::path::{Path, PathBuf};
 
@@ -76,15 +78,28 @@ pub fn locate(flag: Option<PathBuf>) -> Result<(PathBuf, How), String> {
     }
     let here =
         std::env::current_dir().map_err(|e| format!("cannot tell the current directory: {e}"))?;
-    Ok(search_up(&here))
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute());
+    Ok(search_up(&here, home.as_deref()))
 }
 
 /// The nearest directory at or above `start` with a `.metis`, stopping at a repository's
-/// root or where another filesystem begins.
-fn search_up(start: &Path) -> (PathBuf, How) {
+/// root, where another filesystem begins, or at `home` (unless `start` is home itself).
+fn search_up(start: &Path, home: Option<&Path>) -> (PathBuf, How) {
     let device = device_of(start);
+    let canonical_home = home.and_then(|home| std::fs::canonicalize(home).ok());
+    let is_home = |dir: &Path| {
+        home.is_some_and(|home| dir == home)
+            || canonical_home
+                .as_ref()
+                .is_some_and(|home| std::fs::canonicalize(dir).ok().as_ref() == Some(home))
+    };
     for dir in start.ancestors() {
         if dir != start && device.is_some() && device_of(dir) != device {
+            break;
+        }
+        if dir != start && is_home(dir) {
             break;
         }
         // A `.metis` of any kind counts: a link or a file there is this workspace's,

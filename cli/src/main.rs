@@ -418,6 +418,12 @@ fn global_user(args: &Args) -> Result<Option<metis_memory::GlobalUser>, String> 
         return Ok(None);
     }
     let global = match &args.global_user_dir {
+        Some(dir) if !dir.is_absolute() => {
+            return Err(format!(
+                "--global-user-dir must be an absolute path, got `{}` (a shell expands `~` only at the start of a word, and an MCP configuration not at all: write the full path)",
+                dir.display()
+            ));
+        }
         Some(dir) => metis_memory::GlobalUser::at(dir),
         None => metis_memory::GlobalUser::in_home().ok_or(
             "global user memory needs your home directory: HOME is unset or not absolute (or pass --global-user-dir)",

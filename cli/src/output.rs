@@ -238,6 +238,10 @@ impl Output {
                 "workspace": ws.root().display().to_string(),
                 "workspace_from": self.located.key(),
                 "metis_link": link.as_ref().map(|target| target.display().to_string()),
+                "global_user": ws.global_user().map(|global| json!({
+                    "dir": global.dir().display().to_string(),
+                    "agent_writes": global.writes(),
+                })),
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
                 "component": { "source": source, "path": path, "reason": reason },
                 "git": crate::init::inspect(ws.root(), false).as_deref().map(crate::init::json),

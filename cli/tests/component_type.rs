@@ -112,7 +112,8 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
     // Exactly what the guest's own code calls (it is no_std, so Rust's runtime adds
     // nothing): the filesystem, random bits (temporary file names, back-off jitter), the
     // wall clock (lock leases), the monotonic clock and poll (waiting for the lock), and
-    // the environment (the host's owner token). No sockets, no HTTP, no stdio.
+    // the environment (the host's owner token and settings), and whether two pre-opened
+    // directories are one (a workspace at home). No sockets, no HTTP, no stdio.
     let reviewed = REVIEWED_IMPORTS
         .lines()
         .map(str::trim)
@@ -134,6 +135,6 @@ wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-dura
 wasi:clocks/wall-clock@0.2.12: datetime
 wasi:random/random@0.2.12: get-random-u64
 wasi:cli/environment@0.2.12: get-environment
-wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.link-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count open-flags path-flags
+wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.is-same-object [method]descriptor.link-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count open-flags path-flags
 wasi:filesystem/preopens@0.2.12: descriptor get-directories
 ";

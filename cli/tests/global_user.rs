@@ -232,3 +232,185 @@ fn a_workspace_at_home_shows_its_one_user_md_once() {
     assert!(consolidated.is_ok(), "{consolidated:?}");
     assert_eq!(ws.read(G).unwrap(), "- Sam, likes tea\n");
 }
+
+#[test]
+fn edit_saves_the_file_it_was_given() {
+    let t = TestWorkspace::new();
+    let home = tempfile::tempdir().unwrap();
+    let global = home.path().join(".metis");
+    fs::create_dir_all(&global).unwrap();
+    fs::write(global.join("USER.md"), "- one\n- two\n").unwrap();
+    t.put(MemoryFile::User, "- here\n");
+    let edit = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push("--quiet");
+        let home = home.path().to_str().unwrap();
+        let out = run_cli_with(
+            &t,
+            &all,
+            &[("HOME", home), ("EDITOR", "sed -i -e s/e/E/")],
+            Vec::new(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    edit(&["edit", "~/.metis/USER.md"]);
+    assert_eq!(
+        fs::read_to_string(global.join("USER.md")).unwrap(),
+        "- onE\n- two\n"
+    );
+    assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"- here\n");
+    // With the agent writing the user's own file, `USER.md` is still the workspace's.
+    edit(&["--global-user", "write", "edit", "USER.md"]);
+    assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"- hEre\n");
+    assert_eq!(
+        fs::read_to_string(global.join("USER.md")).unwrap(),
+        "- onE\n- two\n"
+    );
+}
+
+#[test]
+fn a_directory_under_home_never_takes_the_users_own_metis_as_its_workspace() {
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join(".metis")).unwrap();
+    let download = home.path().join("Downloads/project");
+    fs::create_dir_all(&download).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+            .args(args)
+            .current_dir(&download)
+            .env("HOME", home.path())
+            .env_remove("METIS_WORKSPACE")
+            .output()
+            .unwrap()
+    };
+    let status = json(&run(&["status", "--json"]));
+    assert_eq!(status["workspace"], download.to_str().unwrap());
+    assert_eq!(status["workspace_from"], "current-directory");
+    let add = run(&[
+        "--global-user",
+        "read",
+        "add",
+        "USER.md",
+        "- from a download",
+    ]);
+    assert!(add.status.success(), "{}", stderr(&add));
+    assert!(download.join(".metis/USER.md").exists());
+    assert!(!home.path().join(".metis/USER.md").exists());
+    // At home itself, home is the workspace.
+    let at_home = std::process::Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+        .args(["status", "--json"])
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env_remove("METIS_WORKSPACE")
+        .output()
+        .unwrap();
+    assert_eq!(json(&at_home)["workspace_from"], "found");
+}
+
+#[test]
+fn the_users_own_directory_must_be_named_absolutely() {
+    let t = TestWorkspace::new();
+    let relative = t.ws.clone().with_global_user(GlobalUser::at("~/.metis"));
+    let refused = relative.read(G).unwrap_err();
+    assert!(
+        matches!(&refused, Error::Workspace(m) if m.contains("must be an absolute path")),
+        "{refused}"
+    );
+    let out = common::run_cli(
+        &t,
+        &[
+            "--global-user",
+            "read",
+            "--global-user-dir",
+            "~/.metis",
+            "prompt",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--global-user-dir must be an absolute path"));
+    assert!(!t.root().join("~").exists());
+}
+
+#[test]
+fn a_link_at_the_users_own_directory_must_be_theirs_and_lead_somewhere() {
+    let s = Setup::new(true);
+    fs::create_dir_all(s.home.path()).unwrap();
+    std::os::unix::fs::symlink(s.home.path().join("missing"), s.global_dir()).unwrap();
+    let refused = s.t.ws.add_entry(G, "- x").unwrap_err();
+    assert!(
+        matches!(&refused, Error::Workspace(m) if m.contains("which does not exist")),
+        "{refused}"
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: making a link as another user needs root");
+        return;
+    }
+    fs::create_dir(s.home.path().join("missing")).unwrap();
+    assert_eq!(s.t.ws.read(G).unwrap(), "");
+    std::os::unix::fs::lchown(s.global_dir(), Some(4242), Some(4242)).unwrap();
+    // A fresh workspace: a kept instance is checked when it is made, as for `.metis/`.
+    let fresh = metis_memory::Workspace::open(s.t.root())
+        .with_global_user(GlobalUser::at(s.global_dir()).agent_writes(true));
+    let refused = fresh.read(G).unwrap_err();
+    assert!(
+        matches!(&refused, Error::Workspace(m) if m.contains("made by uid 4242")),
+        "{refused}"
+    );
+}
+
+#[test]
+fn at_home_the_cli_holds_a_consolidate_of_user_md_as_the_workspaces() {
+    let home = tempfile::tempdir().unwrap();
+    let t = TestWorkspace::new();
+    let ws_home = t.root();
+    fs::create_dir_all(t.metis()).unwrap();
+    fs::write(t.path(MemoryFile::User), "- name: Sam\n").unwrap();
+    let _ = home;
+    // The workspace is the home: its `.metis/` is the user's own.
+    let run =
+        |args: &[&str]| run_cli_with(&t, args, &[("HOME", ws_home.to_str().unwrap())], Vec::new());
+    let session = t.root().join("s.json");
+    let prompt = run(&[
+        "--global-user",
+        "write",
+        "prompt",
+        "--session",
+        session.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stdout(&prompt),
+        "## User context (USER.md)\n- name: Sam\n",
+        "{}",
+        stderr(&prompt)
+    );
+    let add = run(&[
+        "--global-user",
+        "write",
+        "call",
+        "--session",
+        session.to_str().unwrap(),
+        "memory_add",
+        r#"{"file":"USER.md","entry":"- likes tea"}"#,
+    ]);
+    assert!(add.status.success(), "{}", stderr(&add));
+    let stale = common::sha256_hex(b"- name: Sam\n");
+    let consolidate = run(&[
+        "--global-user",
+        "write",
+        "call",
+        "--seen",
+        &format!("USER.md={stale}"),
+        "memory_consolidate",
+        r#"{"file":"USER.md","content":"- wiped\n"}"#,
+    ]);
+    assert!(
+        !consolidate.status.success(),
+        "a stale consolidate at home went through"
+    );
+    assert_eq!(
+        t.bytes(MemoryFile::User).unwrap(),
+        b"- name: Sam\n- likes tea\n"
+    );
+}

@@ -53,9 +53,22 @@ impl GlobalUser {
         self.agent_writes
     }
 
+    /// The directory, if its path is absolute: a relative one (or one starting with an
+    /// unexpanded `~`, as MCP configurations leave it) would resolve inside whatever
+    /// directory the host runs in, a repository perhaps, so it is refused.
+    fn checked_dir(&self) -> Result<&Path, Error> {
+        if self.dir.is_absolute() {
+            return Ok(&self.dir);
+        }
+        Err(Error::Workspace(format!(
+            "the directory of your own USER.md must be an absolute path, not {}: a relative one would be found inside whatever directory this runs in",
+            self.dir.display()
+        )))
+    }
+
     /// The directory's identity if it exists (`None` if not), for keeping an instance.
     pub(crate) fn existing(&self) -> Result<Option<(u64, u64)>, Error> {
-        match fs::metadata(&self.dir) {
+        match fs::metadata(self.checked_dir()?) {
             Ok(meta) if meta.is_dir() => Ok(Some(crate::workspace::identity(&meta))),
             Ok(_) => Err(Error::Workspace(format!(
                 "{} exists but is not a directory",
@@ -73,7 +86,13 @@ impl GlobalUser {
     /// link (the person's own dotfiles), but like a workspace's `.metis/` it must be
     /// theirs and not writable by every user, unless `trust_foreign`.
     pub(crate) fn open(&self, trust_foreign: bool) -> Result<Option<OpenedDir>, Error> {
-        let dir = &self.dir;
+        let dir = self.checked_dir()?;
+        if !trust_foreign {
+            check_link_owner(dir)?;
+            if let Some(parent) = dir.parent() {
+                crate::trust::check_root(parent)?;
+            }
+        }
         let file = match crate::opened::open(dir, true, true) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -91,7 +110,7 @@ impl GlobalUser {
             crate::trust::check_owner(dir, &meta)?;
         }
         Ok(Some(OpenedDir {
-            path: crate::opened::descriptor_path(&file).unwrap_or_else(|| dir.clone()),
+            path: crate::opened::descriptor_path(&file).unwrap_or_else(|| dir.to_owned()),
             id: crate::workspace::identity(&meta),
             read_only_fs: crate::runtime::on_read_only_mount(&file),
             _held: file,
@@ -108,13 +127,46 @@ impl GlobalUser {
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        match builder.create(&self.dir) {
+        match builder.create(self.checked_dir()?) {
             Ok(()) => Ok(true),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => match self.existing()? {
+                Some(_) => Ok(false),
+                // Something that is no directory yet: a link to a missing one.
+                None => Err(Error::Workspace(format!(
+                    "{} is a symbolic link to {}, which does not exist: create that directory, or remove the link",
+                    self.dir.display(),
+                    fs::read_link(&self.dir).unwrap_or_default().display()
+                ))),
+            },
             Err(e) => Err(Error::Workspace(format!(
                 "cannot create {}: {e}",
                 self.dir.display()
             ))),
         }
     }
+}
+
+/// A link at the directory's name must be this user's own: in a home every user can
+/// write (a service account's `/tmp`), another user could plant one leading to a
+/// directory of this user's that is not their memory.
+fn check_link_owner(dir: &Path) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = fs::symlink_metadata(dir) else {
+            return Ok(());
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        if meta.file_type().is_symlink() && meta.uid() != euid {
+            return Err(Error::Workspace(format!(
+                "{} is a symbolic link made by uid {}, not by this user (uid {euid}): another user could lead it anywhere, so it is not used (if you trust it, pass --trust-foreign-metis, or use Workspace::trust_foreign_metis)",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }

@@ -134,13 +134,25 @@ impl Workspace {
     }
 
     /// The memory files this workspace has: the workspace's two, and the user's own with
-    /// global user memory on.
+    /// global user memory on, unless it is the workspace's (a workspace at home).
     pub fn memory_files(&self) -> Vec<MemoryFile> {
         let mut files = MemoryFile::ALL.to_vec();
-        if self.global_user.is_some() {
+        if self.global_user.is_some() && !self.global_is_workspace() {
             files.push(MemoryFile::GlobalUser);
         }
         files
+    }
+
+    /// Whether the user's own `.metis/` is this workspace's (a workspace at home): then
+    /// the two USER.md are one file, which the component composes and writes as the
+    /// workspace's.
+    pub fn global_is_workspace(&self) -> bool {
+        let Some(global) = &self.global_user else {
+            return false;
+        };
+        let metis = self.existing_metis_dir().ok().flatten();
+        let global = global.existing().ok().flatten();
+        metis.is_some_and(|metis| Some(identity(&metis)) == global)
     }
 
     /// What every instance of this workspace is told (see `runtime::Settings`).
