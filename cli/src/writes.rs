@@ -143,8 +143,8 @@ pub fn written_file(ws: &Workspace, input: &str) -> Option<MemoryFile> {
     let file = MemoryFile::ALL
         .into_iter()
         .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))?;
-    let agent_writes_global = ws.global_user().is_some_and(|global| global.writes())
-        && !ws.global_is_workspace();
+    let agent_writes_global =
+        ws.global_user().is_some_and(|global| global.writes()) && !ws.global_is_workspace();
     Some(match file {
         MemoryFile::User if agent_writes_global => MemoryFile::GlobalUser,
         file => file,
