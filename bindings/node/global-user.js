@@ -11,11 +11,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { WorkspaceError } from "./errors.js";
-import { openDirectory, ownerDistrust } from "./preopen.js";
+import { linkDistrust, openDirectory, ownerDistrust, rootDistrust } from "./preopen.js";
 
 /** Where the user's own USER.md is, and whether the agent writes it. */
 export class GlobalUser {
-  /** The user's own `.metis/` directory (absolute). */
+  /** The user's own `.metis/` directory, as given: every call refuses a relative one
+   * (`checkedDir`). */
   dir;
   /** Whether a tool call's `USER.md` is the user's own file (`true`) or the workspace's. */
   agentWrites;
@@ -34,12 +35,23 @@ export class GlobalUser {
     return this.agentWrites ? "write" : "read";
   }
 
+  /** The directory, if its path is absolute: a relative one (or one starting with an
+   * unexpanded `~`, as MCP configurations leave it) would resolve inside whatever
+   * directory the program runs in, a repository perhaps, so it is refused. */
+  checkedDir() {
+    if (path.isAbsolute(this.dir)) return this.dir;
+    throw new WorkspaceError(
+      `the directory of your own USER.md must be an absolute path, not ${this.dir}: a relative one would be found inside whatever directory this runs in`,
+    );
+  }
+
   /** The directory's stat if it exists (through a link), else undefined; an error if
    * something other than a directory is there. */
   existing() {
+    const dir = this.checkedDir();
     let stat;
     try {
-      stat = fs.statSync(this.dir, { bigint: true });
+      stat = fs.statSync(dir, { bigint: true });
     } catch (e) {
       if (e.code === "ENOENT") return undefined;
       throw new WorkspaceError(`cannot access ${this.dir}: ${e.message}`, { cause: e });
@@ -49,9 +61,13 @@ export class GlobalUser {
   }
 
   /** The directory opened for pre-opening (an OpenedDir, which the caller closes), or
-   * undefined when there is none. It may be a link (the person's own dotfiles), but it
-   * must be theirs and not writable by every user, unless `trustForeign`. */
+   * undefined when there is none. It may be a link (the person's own dotfiles), but the
+   * link must be theirs and its parent not writable by every user unless sticky (checked
+   * before it is opened), and the directory theirs and not writable by every user,
+   * unless `trustForeign`. */
   open(trustForeign) {
+    this.checkedDir();
+    if (!trustForeign) this.#checkPlace();
     let opened;
     try {
       opened = openDirectory(this.dir, true);
@@ -68,6 +84,16 @@ export class GlobalUser {
     return opened;
   }
 
+  /** Refuses `opened` (this directory, opened, as the kept reading instance holds it) if
+   * another user made the link at its name, or its parent is writable by every user and
+   * not sticky, or another user owns it or every user can write it; unless
+   * `trustForeign`. */
+  recheck(opened, trustForeign) {
+    if (trustForeign) return;
+    this.#checkPlace();
+    this.check(opened, trustForeign);
+  }
+
   /** Refuses `opened` (this directory, opened) if another user owns it or every user can
    * write it; unless `trustForeign`. */
   check(opened, trustForeign) {
@@ -81,17 +107,45 @@ export class GlobalUser {
     if (distrust) throw new WorkspaceError(distrust);
   }
 
+  /** Refuses the place of the directory, before it is opened: a link at its name another
+   * user made (in a home every user can write, another user could plant one leading to
+   * a directory of this user's that is not their memory), or a parent every user can
+   * write without the sticky bit (the check of a workspace root). A parent that cannot
+   * be read fails the call on its own, with its reason, when the directory is opened. */
+  #checkPlace() {
+    const link = linkDistrust(this.dir);
+    if (link) throw new WorkspaceError(link);
+    const parent = path.dirname(this.dir);
+    if (parent === this.dir) return;
+    let distrust;
+    try {
+      distrust = rootDistrust(parent);
+    } catch {
+      return;
+    }
+    if (distrust) throw new WorkspaceError(distrust);
+  }
+
   /** Makes sure the directory exists (mode 0700 when created here, its parents too);
    * whether this call created it. */
   create() {
     if (this.existing()) return false;
     try {
-      // The first directory it made, or undefined when another writer made it first.
-      return fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 }) !== undefined;
+      makeDirectories(this.dir);
+      return true;
     } catch (e) {
-      if (e.code === "EEXIST") return false;
-      throw new WorkspaceError(`cannot create ${this.dir}: ${e.message}`, { cause: e });
+      if (e.code !== "EEXIST") throw new WorkspaceError(`cannot create ${this.dir}: ${e.message}`, { cause: e });
     }
+    // Another writer made it first, or something that is no directory yet is there: a
+    // link to a missing one.
+    if (this.existing()) return false;
+    let target = "";
+    try {
+      target = fs.readlinkSync(this.dir);
+    } catch {}
+    throw new WorkspaceError(
+      `${this.dir} is a symbolic link to ${target}, which does not exist: create that directory, or remove the link`,
+    );
   }
 
   /** Removes the directory a failed call created, if it is still empty. */
@@ -118,7 +172,37 @@ export function globalUserOption(option) {
   if (dir !== undefined && typeof dir !== "string") {
     throw new TypeError(`globalUser.dir must be a string, got ${typeof dir}`);
   }
-  return new GlobalUser(path.resolve(dir ?? inHome()), agentWrites);
+  // As given: a relative one is refused by every call (`checkedDir`), as the Rust host
+  // refuses it.
+  return new GlobalUser(dir ?? inHome(), agentWrites);
+}
+
+/** `dir` and its missing parents, each made with mode 0700, as the Rust host's recursive
+ * `DirBuilder` makes them: EEXIST when `dir` itself is already there, or a parent is
+ * there but is no directory (a link to a missing one). */
+function makeDirectories(dir) {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    return;
+  } catch (e) {
+    if (e.code !== "ENOENT" || path.dirname(dir) === dir) throw e;
+  }
+  const parent = path.dirname(dir);
+  try {
+    makeDirectories(parent);
+  } catch (e) {
+    if (e.code !== "EEXIST" || !isDirectory(parent)) throw e;
+  }
+  fs.mkdirSync(dir, { mode: 0o700 });
+}
+
+/** Whether `dir` is a directory (through a link). */
+function isDirectory(dir) {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** `$HOME/.metis`; an error when HOME is unset or not absolute. */

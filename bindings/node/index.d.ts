@@ -133,10 +133,12 @@ export interface OpenOptions {
    * in their own `.metis/` directory, composed into every prompt ahead of the workspace's
    * USER.md under its own heading, with the caps of USER.md, its own lock and its own
    * audit. Its directory is pre-opened beside the workspace's `.metis/`: through a link
-   * if it is one, but refused (a {@link WorkspaceError}) if another user owns it or every
-   * user can write it, unless {@link OpenOptions.trustForeignMetis}. A write creates it
-   * (mode 0700) if it is missing, and removes it again if that write fails; reads never
-   * create it. */
+   * if it is one, but refused (a {@link WorkspaceError}) if another user made that link,
+   * its parent can be written by every user and has no sticky bit, or another user owns
+   * it or every user can write it, unless {@link OpenOptions.trustForeignMetis}. A write
+   * creates it (mode 0700) if it is missing, and removes it again if that write fails;
+   * reads never create it (a link to a missing directory is refused by a write, not
+   * created through). */
   globalUser?: GlobalUserOptions;
   /** Each prompt section's heading ends with its file's fill level against its hard cap,
    * `[67% — 2,744/4,096 bytes]`, so the model consolidates before a write is refused.
@@ -146,8 +148,10 @@ export interface OpenOptions {
 
 /** Where the user's own USER.md is, and whether the agent writes it. */
 export interface GlobalUserOptions {
-  /** The user's own `.metis/` directory. Default: `$HOME/.metis` (a `TypeError` when HOME
-   * is unset or not an absolute path). */
+  /** The user's own `.metis/` directory, an absolute path (kept as given: with a relative
+   * one, or one starting with `~`, which nothing expands, every call fails with a
+   * {@link WorkspaceError}). Default: `$HOME/.metis` (a `TypeError` when HOME is unset or
+   * not an absolute path). */
   dir?: string;
   /** Whether a tool call's `USER.md` is the user's own file, so facts about the person
    * follow them into every workspace (`true`), or the workspace's (`false`, the default:
@@ -157,7 +161,7 @@ export interface GlobalUserOptions {
 
 /** Global user memory as a workspace has it. */
 export interface GlobalUser {
-  /** The user's own `.metis/` directory (absolute). */
+  /** The user's own `.metis/` directory, as given. */
   readonly dir: string;
   readonly agentWrites: boolean;
 }
@@ -237,8 +241,13 @@ export interface Workspace {
   /** Whether prompt headings show each file's fill level ({@link OpenOptions.promptBudget}). */
   readonly promptBudget: boolean;
   /** The memory files this workspace has: `"MEMORY.md"`, `"USER.md"`, and
-   * `"~/.metis/USER.md"` with global user memory on. */
+   * `"~/.metis/USER.md"` with global user memory on, unless it is the workspace's own
+   * (see {@link Workspace.globalIsWorkspace}). */
   memoryFiles(): MemoryFileName[];
+  /** Whether the user's own `.metis/` is this workspace's (a workspace at home: the same
+   * directory, by device and inode): then the two USER.md are one file, which the
+   * component composes and writes as the workspace's `"USER.md"`. */
+  globalIsWorkspace(): boolean;
   /** Where `file` is on disk: in `.metis/`, or for `"~/.metis/USER.md"`, in the user's own
    * directory (`undefined` with global user memory off). */
   filePath(file: MemoryFileName): string | undefined;

@@ -36,10 +36,11 @@
 // With global user memory on (global-user.js), the user's own `.metis/` is opened here
 // too and pre-opened beside the workspace's, at guest path `global-metis`, as the Rust
 // host does: through a link if it is one (the person's own dotfiles may keep it
-// elsewhere), the descriptor then being the directory the link led to when opened, and
-// with the owner check only (`ownerDistrust`: theirs, not writable by every user), since
-// where it lives is the person's own choice. An instance gets one filesystem for all its
-// pre-opens (`sandboxFilesystem`).
+// elsewhere), the descriptor then being the directory the link led to when opened, but
+// only a link this user made (`linkDistrust`), in a parent not writable by every user
+// unless sticky (`rootDistrust`, as for a workspace root), and then the owner check
+// (`ownerDistrust`: theirs, not writable by every user). An instance gets one filesystem
+// for all its pre-opens (`sandboxFilesystem`).
 
 import fs from "node:fs";
 import { checkedFilesystem } from "./os-errors.js";
@@ -177,9 +178,9 @@ export function metisDistrust(opened, root, metisDir) {
 }
 
 /** Why `opened` (the directory at `dir`) must not be used by this user, or undefined when
- * it may: another user's, or one every user can write. All that is asked of the user's
- * own `.metis/` (global user memory), whose parent is theirs to choose, as the Rust
- * host's `check_owner`. */
+ * it may: another user's, or one every user can write, as the Rust host's `check_owner`.
+ * The user's own `.metis/` (global user memory) is asked this, after `linkDistrust` and
+ * `rootDistrust` of its parent. */
 export function ownerDistrust(opened, dir) {
   if (WINDOWS || typeof process.geteuid !== "function") return undefined;
   const euid = process.geteuid();
@@ -190,6 +191,24 @@ export function ownerDistrust(opened, dir) {
   // Sticky or not: another user may still create a file that is missing in it.
   if (Number(mode) & 0o002) {
     return `${dir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${TRUST_HINT}`;
+  }
+  return undefined;
+}
+
+/** Why the symbolic link at `dir` (the user's own `.metis/`) must not be followed by this
+ * user, or undefined when it may (or is no link): another user made it, and could lead it
+ * anywhere, as the Rust host's `check_link_owner`. */
+export function linkDistrust(dir) {
+  if (WINDOWS || typeof process.geteuid !== "function") return undefined;
+  let stat;
+  try {
+    stat = fs.lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  const euid = process.geteuid();
+  if (stat.isSymbolicLink() && stat.uid !== euid) {
+    return `${dir} is a symbolic link made by uid ${stat.uid}, not by this user (uid ${euid}): another user could lead it anywhere, so it is not used ${TRUST_HINT}`;
   }
   return undefined;
 }

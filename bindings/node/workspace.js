@@ -102,11 +102,27 @@ class Workspace {
   }
 
   /** The memory files this workspace has: the workspace's two, and the user's own with
-   * global user memory on. */
+   * global user memory on, unless it is the workspace's (a workspace at home). */
   memoryFiles() {
     const files = ["MEMORY.md", "USER.md"];
-    if (this.#globalUser) files.push(GLOBAL_USER_FILE);
+    if (this.#globalUser && !this.globalIsWorkspace()) files.push(GLOBAL_USER_FILE);
     return files;
+  }
+
+  /** Whether the user's own `.metis/` is this workspace's (a workspace at home: the same
+   * device and inode): then the two USER.md are one file, which the component composes
+   * and writes as the workspace's. */
+  globalIsWorkspace() {
+    if (!this.#globalUser) return false;
+    let metis;
+    let global;
+    try {
+      metis = this.#existingMetisDir();
+    } catch {}
+    try {
+      global = this.#globalUser.existing();
+    } catch {}
+    return metis !== undefined && directoryId(metis) === directoryId(global);
   }
 
   /** Where `file` is on disk: in the workspace's `.metis/`, or for the user's own, in its
@@ -292,7 +308,7 @@ class Workspace {
     }
     try {
       if (kept?.dirs.metis) this.#checkTrust(kept.dirs.metis);
-      if (kept?.dirs.global) this.#globalUser.check(kept.dirs.global, this.#trustForeignMetis);
+      if (kept?.dirs.global) this.#globalUser.recheck(kept.dirs.global, this.#trustForeignMetis);
       if (!kept) {
         const dirs = {};
         try {

@@ -25,6 +25,7 @@ import {
 const G = "~/.metis/USER.md";
 const FOREIGN_UID = 4242;
 const posix = process.platform !== "win32";
+const TRUST_HINT = "(if you trust it, pass { trustForeignMetis: true } to openWorkspace)";
 
 function tempDir(t, prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -380,4 +381,166 @@ test("a trap in a write to the user's own USER.md leaves no lock or temporary fi
   }
   // The clean-up ran on the user's own directory: it found the trapped call's lock there.
   assert.ok(told > 0, "no trap said whether its write landed");
+});
+
+/** Each call of `calls` (name → function returning a promise) fails with a WorkspaceError
+ * whose message is exactly `message`. */
+async function refusedWith(calls, message) {
+  for (const [name, call] of Object.entries(calls)) {
+    const error = await call().then((v) => assert.fail(`${name} was not refused: ${JSON.stringify(v)}`), (e) => e);
+    assert.ok(error instanceof WorkspaceError, `${name}: ${error}`);
+    assert.equal(error.message, message, name);
+  }
+}
+
+test("a directory of one's own that is not absolute is kept as given and refused by every call", async (t) => {
+  const { root, metis } = setup(t);
+  // Neither made absolute against the directory the program runs in (a repository,
+  // perhaps) nor `~` expanded (an MCP configuration leaves it as written).
+  const cwd = tempDir(t, "metis-node-global-cwd-");
+  const saved = { cwd: process.cwd(), home: process.env.HOME };
+  t.after(() => {
+    process.chdir(saved.cwd);
+    if (saved.home === undefined) delete process.env.HOME;
+    else process.env.HOME = saved.home;
+  });
+  process.chdir(cwd);
+  process.env.HOME = path.join(cwd, "home");
+  for (const dir of ["~/.metis", "dotfiles/.metis"]) {
+    const ws = openWorkspace(root, { globalUser: { dir, agentWrites: true } });
+    await refusedWith(
+      {
+        read: () => ws.read(G),
+        readMemory: () => ws.read("MEMORY.md"),
+        prompt: () => ws.composeSystemPrompt("", "omit"),
+        sessionPrompt: () => ws.session().systemPrompt(""),
+        addEntry: () => ws.addEntry(G, "- name: Sam"),
+        addMemory: () => ws.addEntry("MEMORY.md", "- builds with cargo"),
+        callTool: () => ws.callTool("memory_add", { file: "USER.md", entry: "- Sam" }),
+      },
+      `the directory of your own USER.md must be an absolute path, not ${dir}: a relative one would be found inside whatever directory this runs in`,
+    );
+    assert.deepEqual(ws.globalUser, { dir, agentWrites: true });
+    // As the Rust host's: it is listed, and where it is said as given.
+    assert.deepEqual(ws.memoryFiles(), ["MEMORY.md", "USER.md", G]);
+    assert.equal(ws.filePath(G), path.join(dir, "USER.md"));
+  }
+  assert.deepEqual(fs.readdirSync(cwd), [], "a relative directory was created");
+  assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
+});
+
+test(
+  "a link at the user's own .metis another user made is not followed, unless trustForeignMetis",
+  { skip: !posix && "no uids on Windows" },
+  async (t) => {
+    // In a home every user can write, another user could plant a link there leading to a
+    // directory of this user's that is not their memory.
+    const { root, metis, global } = setup(t);
+    const real = path.join(tempDir(t, "metis-node-global-dotfiles-"), "metis");
+    given(real, { "USER.md": "- name: Sam\n" });
+    fs.symlinkSync(real, global);
+    const kept = openWorkspace(root, { globalUser: { dir: global } });
+    assert.equal(await kept.read(G), "- name: Sam\n");
+    try {
+      fs.lchownSync(global, FOREIGN_UID, FOREIGN_UID);
+    } catch (e) {
+      if (e.code === "EPERM") return t.skip("not root: this process cannot make a link another user's");
+      throw e;
+    }
+    const message = `${global} is a symbolic link made by uid ${FOREIGN_UID}, not by this user (uid ${process.geteuid()}): another user could lead it anywhere, so it is not used ${TRUST_HINT}`;
+    const ws = openWorkspace(root, { globalUser: { dir: global, agentWrites: true } });
+    await refusedWith(
+      {
+        read: () => ws.read(G),
+        readMemory: () => ws.read("MEMORY.md"),
+        prompt: () => ws.composeSystemPrompt("", "omit"),
+        addEntry: () => ws.addEntry(G, "- likes tea"),
+        addMemory: () => ws.addEntry("MEMORY.md", "- builds with cargo"),
+        // The kept reading instance is checked again before every read, as `.metis/` is.
+        keptRead: () => kept.read(G),
+      },
+      message,
+    );
+    assert.equal(fs.readFileSync(path.join(real, "USER.md"), "utf8"), "- name: Sam\n");
+    assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
+    assert.equal(await openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), "- name: Sam\n");
+    fs.lchownSync(global, process.geteuid(), process.getegid());
+    assert.equal(await ws.read(G), "- name: Sam\n");
+  },
+);
+
+test(
+  "a user's own .metis/ in a directory every user can write is refused, unless sticky or trusted",
+  { skip: !posix && "no mode bits on Windows" },
+  async (t) => {
+    // Its parent is checked as a workspace root is: anyone could replace it there.
+    const { root, home, metis, global } = setup(t);
+    given(global, { "USER.md": "- name: Sam\n" });
+    fs.chmodSync(global, 0o700);
+    const ws = openWorkspace(root, { globalUser: { dir: global, agentWrites: true } });
+    const message = `${home} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${TRUST_HINT}`;
+    fs.chmodSync(home, 0o777);
+    await refusedWith(
+      {
+        read: () => ws.read(G),
+        addEntry: () => ws.addEntry(G, "- likes tea"),
+        addMemory: () => ws.addEntry("MEMORY.md", "- builds with cargo"),
+      },
+      message,
+    );
+    assert.equal(fs.readFileSync(path.join(global, "USER.md"), "utf8"), "- name: Sam\n");
+    assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
+    assert.equal(await openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), "- name: Sam\n");
+    for (const mode of [0o1777, 0o775]) {
+      fs.chmodSync(home, mode);
+      assert.equal(await ws.read(G), "- name: Sam\n", mode.toString(8));
+    }
+  },
+);
+
+test("a write through a link at the user's own .metis to a missing directory is refused, saying so", { skip: !posix && "links need privileges on Windows" }, async (t) => {
+  const { root, home, metis, global } = setup(t);
+  const missing = path.join(home, "missing");
+  fs.symlinkSync(missing, global);
+  const ws = openWorkspace(root, { globalUser: { dir: global, agentWrites: true } });
+  assert.equal(await ws.read(G), "");
+  assert.equal(await ws.exists(G), false);
+  await refusedWith(
+    {
+      addEntry: () => ws.addEntry(G, "- name: Sam"),
+      addMemory: () => ws.addEntry("MEMORY.md", "- builds with cargo"),
+      callTool: () => ws.callTool("memory_add", { file: "USER.md", entry: "- Sam" }),
+    },
+    `${global} is a symbolic link to ${missing}, which does not exist: create that directory, or remove the link`,
+  );
+  assert.ok(!fs.existsSync(missing));
+  assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
+  fs.mkdirSync(missing);
+  await ws.addEntry(G, "- name: Sam");
+  assert.equal(fs.readFileSync(path.join(missing, "USER.md"), "utf8"), "- name: Sam\n");
+});
+
+test("at home the user's own USER.md is the workspace's, and listed once", async (t) => {
+  // A workspace at home: its `.metis/` is the user's own, so its USER.md is one file,
+  // which the component composes and writes as the workspace's.
+  const { root, home, global } = setup(t);
+  const atHome = openWorkspace(home, { globalUser: { dir: global, agentWrites: true } });
+  const both = ["MEMORY.md", "USER.md", G];
+  // Nothing there yet to tell them apart by.
+  assert.deepEqual(atHome.memoryFiles(), both);
+  assert.equal(atHome.globalIsWorkspace(), false);
+  given(global, { "USER.md": "- name: Sam\n" });
+  assert.equal(atHome.globalIsWorkspace(), true);
+  assert.deepEqual(atHome.memoryFiles(), ["MEMORY.md", "USER.md"]);
+  assert.doesNotMatch(await atHome.assembleSystemPrompt(""), /every workspace/);
+  // The same directory through a link is the same directory.
+  const link = path.join(tempDir(t, "metis-node-global-link-"), "metis");
+  fs.symlinkSync(global, link);
+  assert.deepEqual(openWorkspace(home, { globalUser: { dir: link } }).memoryFiles(), ["MEMORY.md", "USER.md"]);
+  // Elsewhere, or off, as before.
+  const elsewhere = openWorkspace(root, { globalUser: { dir: global } });
+  assert.deepEqual(elsewhere.memoryFiles(), both);
+  assert.equal(elsewhere.globalIsWorkspace(), false);
+  assert.deepEqual(openWorkspace(home).memoryFiles(), ["MEMORY.md", "USER.md"]);
+  assert.equal(openWorkspace(home).globalIsWorkspace(), false);
 });

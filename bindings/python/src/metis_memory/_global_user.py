@@ -21,8 +21,12 @@ class GlobalUser:
     """Where the user's own USER.md is, and whether the agent writes it.
 
     `dir` is the user's own `.metis/` directory (created with mode 0700, its parents too,
-    by the first write if missing). It may be a symbolic link (the person's own dotfiles),
-    but like a workspace's `.metis/` it must be this user's and not writable by every user
+    by the first write if missing), kept as given: it must be an absolute path, or every
+    call of the store is refused (`MetisWorkspaceError`), since a relative one (or one
+    starting with an unexpanded `~`) would be found inside whatever directory the program
+    runs in. It may be a symbolic link (the person's own dotfiles), but the link must be
+    this user's own and its parent not writable by every user unless sticky, and like a
+    workspace's `.metis/` the directory must be this user's and not writable by every user
     (unless the store is given `trust_foreign_metis=True`). With `agent_writes=False` (the
     default) the agent reads it and a tool call's `USER.md` is still the workspace's (the
     person edits their own file); with `True`, a tool call's `USER.md` is the user's own,
@@ -34,9 +38,10 @@ class GlobalUser:
     def __init__(self, dir: str | os.PathLike[str], agent_writes: bool = False) -> None:
         if not isinstance(agent_writes, bool):
             raise TypeError(f"GlobalUser.agent_writes must be a bool, got {agent_writes!r}")
-        # Absolute now, so that a later change of directory does not move it; links are
-        # left as they are (followed when it is opened).
-        object.__setattr__(self, "dir", Path(os.path.abspath(Path(dir).expanduser())))
+        # As given (no `~` expanded, nothing made absolute): a relative one is refused by
+        # every call (`checked_dir`), as the Rust host does; links are left as they are
+        # (followed when it is opened).
+        object.__setattr__(self, "dir", Path(dir))
         object.__setattr__(self, "agent_writes", agent_writes)
 
     @classmethod
@@ -48,10 +53,23 @@ class GlobalUser:
         return cls(Path(home) / ".metis", agent_writes)
 
 
+def checked_dir(global_user: GlobalUser) -> Path:
+    """The directory, if its path is absolute: a relative one (or one starting with an
+    unexpanded `~`, as MCP configurations leave it) would resolve inside whatever directory
+    the program runs in, a repository perhaps, so it is refused."""
+    directory = global_user.dir
+    if directory.is_absolute():
+        return directory
+    raise MetisWorkspaceError(
+        f"the directory of your own USER.md must be an absolute path, not {directory}: a "
+        "relative one would be found inside whatever directory this runs in"
+    )
+
+
 def existing(global_user: GlobalUser) -> DirId | None:
     """The directory's identity (device and inode) if it exists (`None` if not), for
     keeping an instance; an error when something else is there."""
-    directory = global_user.dir
+    directory = checked_dir(global_user)
     try:
         info = os.stat(directory)
     except FileNotFoundError:
@@ -66,8 +84,14 @@ def existing(global_user: GlobalUser) -> DirId | None:
 def open_dir(global_user: GlobalUser, trust_foreign: bool) -> _preopen.OpenedDir | None:
     """The directory opened for pre-opening (`None` if it does not exist), following a
     link, and checked as a workspace's `.metis/` is (`_trust.check_owner`) unless
-    `trust_foreign`: the instance gets exactly the directory opened and checked here."""
-    directory = global_user.dir
+    `trust_foreign`: the instance gets exactly the directory opened and checked here.
+    Before it is opened, a link at its name must be this user's own, and its parent is
+    checked as a workspace root is (`_trust.check_root`)."""
+    directory = checked_dir(global_user)
+    if not trust_foreign:
+        _check_link_owner(directory)
+        if directory.parent != directory:
+            _trust.check_root(directory.parent)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(directory, flags)
@@ -79,12 +103,13 @@ def open_dir(global_user: GlobalUser, trust_foreign: bool) -> _preopen.OpenedDir
         info = os.fstat(fd)
         if not trust_foreign:
             _trust.check_owner(directory, fd)
-    except OSError as e:
-        os.close(fd)
-        raise MetisWorkspaceError(f"cannot access {directory}: {e}") from e
+    # First: a MetisWorkspaceError is an OSError too, and its text is the whole message.
     except MetisWorkspaceError:
         os.close(fd)
         raise
+    except OSError as e:
+        os.close(fd)
+        raise MetisWorkspaceError(f"cannot access {directory}: {e}") from e
     exact = _preopen.descriptor_path(fd)
     return _preopen.OpenedDir(
         fd,
@@ -100,14 +125,26 @@ def create(global_user: GlobalUser) -> bool:
     needed); whether this call created it."""
     if existing(global_user) is not None:
         return False
-    directory = global_user.dir
+    directory = checked_dir(global_user)
     try:
         _make_dirs(directory)
     except FileExistsError:
-        return False  # another writer created it first
+        pass
     except OSError as e:
         raise MetisWorkspaceError(f"cannot create {directory}: {e}") from e
-    return True
+    else:
+        return True
+    if existing(global_user) is not None:
+        return False  # another writer created it first
+    # Something that is no directory yet: a link to a missing one.
+    try:
+        target = os.readlink(directory)
+    except OSError:
+        target = ""
+    raise MetisWorkspaceError(
+        f"{directory} is a symbolic link to {target}, which does not exist: create that "
+        "directory, or remove the link"
+    )
 
 
 def remove_if_empty(global_user: GlobalUser) -> None:
@@ -121,15 +158,37 @@ def remove_if_empty(global_user: GlobalUser) -> None:
 
 def _make_dirs(directory: Path) -> None:
     """`directory` and its missing parents, each with mode 0700 (as the Rust host's
-    recursive `DirBuilder`); `FileExistsError` if `directory` itself is already there."""
+    recursive `DirBuilder`); `FileExistsError` if `directory` itself is already there, or
+    a parent is there but is no directory (a link to a missing one), as Rust's."""
     try:
         os.mkdir(directory, 0o700)
+        return
     except FileNotFoundError:
         parent = directory.parent
         if parent == directory:
             raise
-        try:
-            _make_dirs(parent)
-        except FileExistsError:
-            pass
-        os.mkdir(directory, 0o700)
+    try:
+        _make_dirs(parent)
+    except FileExistsError:
+        if not parent.is_dir():
+            raise
+    os.mkdir(directory, 0o700)
+
+
+def _check_link_owner(directory: Path) -> None:
+    """A link at the directory's name must be this user's own: in a home every user can
+    write (a service account's `/tmp`), another user could plant one leading to a
+    directory of this user's that is not their memory."""
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return
+    euid = os.geteuid()
+    if stat.S_ISLNK(info.st_mode) and info.st_uid != euid:
+        raise MetisWorkspaceError(
+            f"{directory} is a symbolic link made by uid {info.st_uid}, not by this user "
+            f"(uid {euid}): another user could lead it anywhere, so it is not used "
+            f"({_trust.OPT_IN})"
+        )

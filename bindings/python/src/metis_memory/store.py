@@ -122,9 +122,27 @@ class MemoryStore:
 
     def memory_files(self) -> tuple[MemoryFile, ...]:
         """The memory files this store has: the workspace's two, and the user's own with
-        global user memory on."""
+        global user memory on, unless it is the workspace's (a workspace at home)."""
         files = (MemoryFile.MEMORY, MemoryFile.USER)
-        return files if self._global_user is None else (*files, MemoryFile.GLOBAL_USER)
+        if self._global_user is None or self.global_is_workspace():
+            return files
+        return (*files, MemoryFile.GLOBAL_USER)
+
+    def global_is_workspace(self) -> bool:
+        """Whether the user's own `.metis/` is this workspace's (a workspace at home, the
+        same device and inode): then the two USER.md are one file, which the component
+        composes and writes as the workspace's."""
+        if self._global_user is None:
+            return False
+        try:
+            metis = self._existing_metis_dir()
+        except OSError:
+            metis = None
+        try:
+            global_dir = _global_user.existing(self._global_user)
+        except OSError:
+            global_dir = None
+        return metis is not None and (metis.st_dev, metis.st_ino) == global_dir
 
     def file_path(self, file: MemoryFile | str) -> Path | None:
         """Where `file` is on disk: in the workspace's `.metis/`, or for the user's own,
@@ -500,12 +518,13 @@ class MemoryStore:
             if not self._trust_foreign_metis:
                 _trust.check_owner(metis, fd)
                 _trust.check_root(self._workspace)
-        except OSError as e:
-            os.close(fd)
-            raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
+        # First: a MetisWorkspaceError is an OSError too, and its text is the whole message.
         except MetisWorkspaceError:
             os.close(fd)
             raise
+        except OSError as e:
+            os.close(fd)
+            raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
         exact = _preopen.descriptor_path(fd)
         return _preopen.OpenedDir(
             fd,
