@@ -414,3 +414,23 @@ fn at_home_the_cli_holds_a_consolidate_of_user_md_as_the_workspaces() {
         b"- name: Sam\n- likes tea\n"
     );
 }
+
+#[test]
+fn a_refused_users_directory_refuses_the_call_and_leaves_nothing_behind() {
+    let s = Setup::new(false);
+    // A home every user can write, without the sticky bit: anyone could replace ~/.metis.
+    fs::set_permissions(s.home.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let refused = s.t.ws.add_entry(MemoryFile::Memory, "- x").unwrap_err();
+    assert!(
+        matches!(&refused, Error::Workspace(m) if m.contains("can be written by every user")),
+        "{refused}"
+    );
+    assert!(
+        !s.t.metis().exists(),
+        "the refused call left the .metis/ it created"
+    );
+    assert!(
+        !s.global_dir().exists(),
+        "the refused call left the ~/.metis it created"
+    );
+}

@@ -442,17 +442,20 @@ impl Workspace {
             attempt += 1;
             let last = attempt > VANISHED_RETRIES;
             let created = self.prepare(access)?;
-            let created_global = match self.prepare_global(access) {
-                Ok(created_global) => created_global,
-                Err(e) => {
-                    if created {
-                        let _ = fs::remove_dir(self.metis_dir());
-                    }
-                    return Err(e);
+            // What this call created is removed again if the call fails before it runs.
+            let undo = |created_global: bool| {
+                if created {
+                    let _ = fs::remove_dir(self.metis_dir());
+                }
+                if let (true, Some(global)) = (created_global, &self.global_user) {
+                    let _ = fs::remove_dir(global.dir());
                 }
             };
-            let opened = self.open_metis_dir()?;
-            let global = self.open_global_dir()?;
+            let created_global = self.prepare_global(access).inspect_err(|_| undo(false))?;
+            let opened = self.open_metis_dir().inspect_err(|_| undo(created_global))?;
+            let global = self
+                .open_global_dir()
+                .inspect_err(|_| undo(created_global))?;
             if opened.is_none() && access == Access::Write && !self.read_only {
                 if !last {
                     continue;
