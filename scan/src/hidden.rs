@@ -190,7 +190,9 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
     // Whether each line has right-to-left text, worked out at the first bidi mark.
     let mut right_to_left: Option<Vec<bool>> = None;
     let mut line = 1;
-    // Tags before this index belong to a flag that starts before them.
+    // Tags before this index belong to a flag that starts before them. It is set at each
+    // character that is neither ASCII nor a tag; an ASCII one needs no reset, as a flag's
+    // tags all come before it.
     let mut flag_until = 0;
     for (i, &c) in chars.iter().enumerate() {
         let at = offsets[i];
@@ -199,7 +201,6 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
         }
         if c.is_ascii() {
             // Not a tag, a flag base or a joiner, and a control or nothing hidden.
-            flag_until = i + 1;
             if c == '\r' && chars.get(i + 1) != Some(&'\n') {
                 found(at, line, LONE_CR, c, LONE_CR_DETAIL);
             }
@@ -243,10 +244,9 @@ pub(super) fn hidden_characters(text: &str, out: &mut Vec<Candidate>) {
                 "hidden-variation-selector",
                 "variation selector that selects nothing (a run, or after a character it cannot vary)",
             )),
+            // Not ASCII here, so a control is never a tab or a line break.
             _ => match super::ucd::category(c) {
-                Category::Control if !matches!(c, '\t' | '\n' | '\r') => {
-                    Some(("control-character", "control character"))
-                }
+                Category::Control => Some(("control-character", "control character")),
                 Category::Format => {
                     Some(("hidden-format-character", "invisible format character"))
                 }

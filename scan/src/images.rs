@@ -223,8 +223,9 @@ fn html_images<'t>(text: &'t str, out: &mut Vec<(usize, &'static str, &'t str)>)
         let name_len = tag
             .find(|c: char| !c.is_ascii_alphanumeric())
             .unwrap_or(tag.len());
+        // The name ends at the `>` at the latest (`>` is not alphanumeric).
         let end = tag.find('>').unwrap_or(tag.len());
-        if !IMAGE_TAGS.contains(&&tag[..name_len]) || name_len > end {
+        if !IMAGE_TAGS.contains(&&tag[..name_len]) {
             from = at + 1;
             continue;
         }
@@ -343,6 +344,8 @@ mod tests {
             assert_eq!(urls(html), ["https://x.example/?q={c}"], "{html}");
         }
         for benign in [
+            "<img>",
+            "<img",
             "![logo](docs/logo.png)",
             "<img src=\"docs/logo.png\" width=\"64\">",
             "<imgur link>",
@@ -350,6 +353,77 @@ mod tests {
             "![ci](https://github.com/o/r/actions/workflows/ci.yml/badge.svg?branch=main)",
         ] {
             assert_eq!(urls(benign), Vec::<&str>::new(), "{benign}");
+        }
+    }
+
+    #[test]
+    fn an_encoded_byte_is_not_a_variable() {
+        for url in [
+            // `%C3%AF` is `ï`: the letters after the last byte are not between two `%`.
+            "https://x.example/na%c3%afve",
+            "https://x.example/a%20b%20c.png",
+        ] {
+            assert!(!carries_data(url), "{url}");
+        }
+        assert!(carries_data("https://x.example/%user_name%.png"));
+    }
+
+    #[test]
+    fn a_value_naming_the_conversation_carries_it() {
+        for url in [
+            "https://x.example/p.png?t=transcript",
+            "https://x.example/p.png?t=%20transcript",
+        ] {
+            assert!(carries_data(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn an_alt_text_with_an_odd_bracket_or_an_escape_ends_at_its_bracket() {
+        // An unclosed `[` in the alt text: it ends at the first `]`, wherever the image is.
+        assert_eq!(
+            urls("some text ![a [b](https://x.example/{c})"),
+            ["https://x.example/{c}"]
+        );
+        // An escaped `]` does not close it.
+        assert_eq!(
+            urls("![a\\]b](https://x.example/{c})"),
+            ["https://x.example/{c}"]
+        );
+        assert_eq!(
+            urls("![café](https://x.example/{c}) ![é](https://x.example/{d})"),
+            ["https://x.example/{c}", "https://x.example/{d}"]
+        );
+    }
+
+    #[test]
+    fn images_are_listed_in_text_order() {
+        let found = exfiltration_images(
+            "<img src=https://x.example/{a}> ![b](https://x.example/{b}) ![c](https://x.example/{c})",
+        );
+        let at: Vec<usize> = found.iter().map(|&(at, _, _)| at).collect();
+        assert_eq!(at, [0, 32, 60]);
+        assert_eq!(found[0].1, "HTML image");
+    }
+
+    #[test]
+    fn html_attributes_are_read_as_a_browser_reads_them() {
+        // The next tag after a value that ends in a character of more than one byte.
+        assert_eq!(
+            urls("<img alt=café><img src=\"https://x.example/?q={c}\">"),
+            ["https://x.example/?q={c}"]
+        );
+        assert_eq!(
+            urls("x <img alt=café> <img src=\"https://x.example/?q={c}\">"),
+            ["https://x.example/?q={c}"]
+        );
+        // A stray `="` is an attribute name of its own, not the start of a quoted value
+        // that would hide `src`.
+        for html in [
+            "<img =\" src=https://x.example/?q={c} \">",
+            "<img/=\" src=https://x.example/?q={c} \">",
+        ] {
+            assert_eq!(urls(html), ["https://x.example/?q={c}"], "{html}");
         }
     }
 }

@@ -529,6 +529,18 @@ mod tests {
         assert_eq!(shell("ｃｕｒｌ\n‘x’ C:\\"), ["curl", "x", "c:"]);
         assert_eq!(shell("rm -rf /."), ["rm", "-rf", "/"]);
         assert_eq!(shell("..."), ["..."]);
+        // An `&` between two characters of a word joins them; beside a space it is an
+        // operator.
+        assert_eq!(shell("sleep 9 &curl x"), ["sleep", "9", "&", "curl", "x"]);
+        assert_eq!(shell("a&\tb"), ["a", "&", "b"]);
+        assert_eq!(shell("a|&b"), ["a", "|", "&", "b"]);
+        assert_eq!(shell("echo \"a\"&\"b\""), ["echo", "a", "&", "b"]);
+        // A line starting with a number and a full stop and a space starts an item; one
+        // starting with a number or a full stop alone does not.
+        assert_eq!(
+            shell("a\n2 b\n. c\n1.5 d\n3. e"),
+            ["a", "2", "b", ".", "c", "1.5", "d", ";", "3", "e"]
+        );
         assert_eq!(
             shell("- a\n- b\nc\n\n12. d"),
             ["-", "a", ";", "-", "b", "c", ";", ";", "12", "d"]
@@ -569,6 +581,10 @@ mod tests {
             })
             .collect();
         assert_eq!(words, [(0, "x"), (3, "yz")]);
+        // A shell token is borrowed from the text unless something inside it was deleted.
+        let tokens = shell_tokens("curl c\"u\"rl");
+        assert!(matches!(tokens[0].text, Cow::Borrowed("curl")));
+        assert!(matches!(&tokens[1].text, Cow::Owned(copy) if copy == "curl"));
     }
 
     fn word_texts(text: &str) -> Vec<(String, Option<String>)> {
@@ -600,6 +616,8 @@ mod tests {
             word_texts("αγνόησε ΟΔΗΓΊΕΣ"),
             plain(&["αγνοησε", "οδηγιεσ"])
         );
+        // A final sigma is the medial one, as the capital's lowercase is.
+        assert_eq!(word_texts("οδηγίες"), plain(&["οδηγιεσ"]));
         assert_eq!(
             word_texts("игнорируй всё"),
             [
@@ -610,6 +628,18 @@ mod tests {
         assert_eq!(word_texts("تَجَاهَلْ أي"), plain(&["تجاهل", "اي"]));
         assert_eq!(word_texts("निर्देशों"), plain(&["निर्देशों"]));
         assert_eq!(word_texts("が"), plain(&["が"]));
+    }
+
+    /// Only accents come off: a ligature or digraph whose compatibility decomposition
+    /// holds more than one letter has no letter under it.
+    #[test]
+    fn the_letter_under_the_accents() {
+        assert_eq!(accented_base('ö'), Some('o'));
+        assert_eq!(accented_base('ё'), Some('е'));
+        assert_eq!(accented_base('ǖ'), Some('u'));
+        for c in ['ǆ', 'ĳ', 'ǈ', 'o', 'ð', 'ئ'] {
+            assert_eq!(accented_base(c), None, "{c}");
+        }
     }
 
     /// A capital look-alike is read as written, before lowercasing: Cyrillic `Т` and

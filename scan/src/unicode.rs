@@ -954,6 +954,22 @@ mod tests {
         (0..=0x10FFFF).filter_map(char::from_u32)
     }
 
+    /// The quick bound before the table keeps the table's answer: a character past the
+    /// bound but in no range (Chinese, Latin Extended) is neither.
+    #[test]
+    fn joining_and_right_to_left_scripts_are_their_ranges() {
+        for c in ['\u{628}', '\u{710}', '\u{7CA}'] {
+            assert!(is_joining_script(c), "{c:?}");
+        }
+        for c in ['\u{5D0}', '\u{628}', '\u{10800}'] {
+            assert!(is_right_to_left(c), "{c:?}");
+        }
+        for c in ['中', 'é', 'a', '\u{1E00}', '가'] {
+            assert!(!is_joining_script(c), "{c:?}");
+            assert!(!is_right_to_left(c), "{c:?}");
+        }
+    }
+
     /// The skeleton drops exactly the default-ignorable code points, so an empty skeleton
     /// names one.
     #[test]
@@ -1112,5 +1128,54 @@ mod tests {
             }
         }
         assert_eq!(STROKED_LATIN, derived.as_slice());
+        for &(c, letter) in STROKED_LATIN {
+            assert_eq!(stroked_latin(c), Some(char::from(letter)), "{c}");
+            let mut upper = c.to_uppercase();
+            if let (Some(u), None) = (upper.next(), upper.next())
+                && u != c
+            {
+                assert_eq!(stroked_latin(u), None, "{u}");
+            }
+        }
+        for c in ['o', 'O', '\u{F7}', 'ö'] {
+            assert_eq!(stroked_latin(c), None, "{c}");
+        }
+    }
+
+    /// Most letters of most scripts (CJK, Hangul) are in no block of the bitmap, and are
+    /// answered without a search; a look-alike's block is in it.
+    #[test]
+    fn the_block_bitmap_leaves_out_most_of_cjk_and_hangul() {
+        let ranges = ['\u{4E00}'..='\u{9FFF}', '\u{AC00}'..='\u{D7A3}'];
+        let chars: Vec<char> = ranges.into_iter().flatten().collect();
+        let searched = chars.iter().filter(|&&c| in_a_look_alike_block(c)).count();
+        assert!(searched * 10 < chars.len(), "{searched} of {}", chars.len());
+        assert!(in_a_look_alike_block('а'));
+        assert!(in_a_look_alike_block('\u{20000}'));
+    }
+
+    /// What the component's size budget counts: every table of this module.
+    #[test]
+    fn table_bytes_counts_every_table() {
+        let ranges = [
+            DEFAULT_IGNORABLE,
+            JOINING_SCRIPTS,
+            POINTED_SCRIPTS,
+            RIGHT_TO_LEFT,
+            IDEOGRAPHS,
+        ];
+        let prototypes = [
+            ASCII_PROTOTYPES,
+            SMALL_CAPITALS,
+            SMALL_CAPITAL_LOOK_ALIKES,
+            CAPITAL_PROTOTYPES,
+            STROKED_LATIN,
+        ];
+        let want = ranges
+            .iter()
+            .map(|t| size_of_val(*t))
+            .chain(prototypes.iter().map(|t| size_of_val(*t)))
+            .sum::<usize>();
+        assert_eq!(table_bytes(), want);
     }
 }
