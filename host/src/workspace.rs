@@ -452,7 +452,9 @@ impl Workspace {
                 }
             };
             let created_global = self.prepare_global(access).inspect_err(|_| undo(false))?;
-            let opened = self.open_metis_dir().inspect_err(|_| undo(created_global))?;
+            let opened = self
+                .open_metis_dir()
+                .inspect_err(|_| undo(created_global))?;
             let global = self
                 .open_global_dir()
                 .inspect_err(|_| undo(created_global))?;
