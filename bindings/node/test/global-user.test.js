@@ -8,6 +8,7 @@
 // home here is a temporary directory, never the real one.
 
 import { test } from "node:test";
+import { instancesMade } from "./instances-made.js";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -60,25 +61,6 @@ function snapshot(dir) {
 
 const mode = (dir) => fs.statSync(dir).mode & 0o7777;
 
-/** Counts the guest instances made while `f` runs (meter.js gave their core module a
- * `metis_fuel` export), as instances.test.js does. */
-async function instancesMade(f) {
-  const Instance = WebAssembly.Instance;
-  let made = 0;
-  WebAssembly.Instance = new Proxy(Instance, {
-    construct(target, args) {
-      const instance = Reflect.construct(target, args);
-      if (instance.exports.metis_fuel) made += 1;
-      return instance;
-    },
-  });
-  try {
-    const value = await f();
-    return { value, made };
-  } finally {
-    WebAssembly.Instance = Instance;
-  }
-}
 
 test("the user's own USER.md round-trips through every store call, in its own directory", async (t) => {
   const { root, metis, global } = setup(t);

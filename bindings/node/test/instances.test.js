@@ -6,6 +6,7 @@
 // instance each.
 
 import { test } from "node:test";
+import { instancesMade } from "./instances-made.js";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -27,25 +28,6 @@ function workspace(t) {
   return { root, metis, put, ws: openWorkspace(root) };
 }
 
-/** Counts the guest instances made while `f` runs: its core module is the one meter.js
- * gave a `metis_fuel` export. */
-async function instancesMade(f) {
-  const Instance = WebAssembly.Instance;
-  let made = 0;
-  WebAssembly.Instance = new Proxy(Instance, {
-    construct(target, args) {
-      const instance = Reflect.construct(target, args);
-      if (instance.exports.metis_fuel) made += 1;
-      return instance;
-    },
-  });
-  try {
-    const value = await f();
-    return { value, made };
-  } finally {
-    WebAssembly.Instance = Instance;
-  }
-}
 
 test("reads share one instance; every write gets a fresh one", async (t) => {
   const { put, ws } = workspace(t);

@@ -99,25 +99,11 @@ def open_dir(global_user: GlobalUser, trust_foreign: bool) -> _preopen.OpenedDir
         return None
     except OSError as e:
         raise MetisWorkspaceError(f"cannot open {directory}: {e}") from e
-    try:
-        info = os.fstat(fd)
+    def check() -> None:
         if not trust_foreign:
             _trust.check_owner(directory, fd)
-    # First: a MetisWorkspaceError is an OSError too, and its text is the whole message.
-    except MetisWorkspaceError:
-        os.close(fd)
-        raise
-    except OSError as e:
-        os.close(fd)
-        raise MetisWorkspaceError(f"cannot access {directory}: {e}") from e
-    exact = _preopen.descriptor_path(fd)
-    return _preopen.OpenedDir(
-        fd,
-        exact or str(directory),
-        (info.st_dev, info.st_ino),
-        exact is not None,
-        _preopen.on_read_only_mount(fd),
-    )
+
+    return _preopen.opened(fd, directory, check)
 
 
 def create(global_user: GlobalUser) -> bool:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .errors import MetisWorkspaceError
 
 DirId = tuple[int, int]
 
@@ -52,6 +55,30 @@ def descriptor_path(fd: int) -> str | None:
     name from: `preopen_dir` opens it at once, on the calling thread)."""
     directory = _proc_fd()
     return None if directory is None else f"{directory}/{fd}"
+
+
+def opened(fd: int, path: str | os.PathLike[str], check: Callable[[], None]) -> OpenedDir:
+    """`fd`, a directory just opened at `path`, as a pre-open once `check` (the trust
+    rule, which raises `MetisWorkspaceError` with its whole message) passes; `fd` is
+    closed if anything fails."""
+    try:
+        info = os.fstat(fd)
+        check()
+    # First: a MetisWorkspaceError is an OSError too, and its text is the whole message.
+    except MetisWorkspaceError:
+        os.close(fd)
+        raise
+    except OSError as e:
+        os.close(fd)
+        raise MetisWorkspaceError(f"cannot access {path}: {e}") from e
+    exact = descriptor_path(fd)
+    return OpenedDir(
+        fd,
+        exact or str(path),
+        (info.st_dev, info.st_ino),
+        exact is not None,
+        on_read_only_mount(fd),
+    )
 
 
 @dataclass

@@ -513,26 +513,12 @@ class MemoryStore:
                     f"directory a moment ago: {e}), so it is refused"
                 ) from e
             raise MetisWorkspaceError(f"cannot open {metis}: {e}") from e
-        try:
-            info = os.fstat(fd)
+        def check() -> None:
             if not self._trust_foreign_metis:
                 _trust.check_owner(metis, fd)
                 _trust.check_root(self._workspace)
-        # First: a MetisWorkspaceError is an OSError too, and its text is the whole message.
-        except MetisWorkspaceError:
-            os.close(fd)
-            raise
-        except OSError as e:
-            os.close(fd)
-            raise MetisWorkspaceError(f"cannot access {metis}: {e}") from e
-        exact = _preopen.descriptor_path(fd)
-        return _preopen.OpenedDir(
-            fd,
-            exact or str(metis),
-            (info.st_dev, info.st_ino),
-            exact is not None,
-            _preopen.on_read_only_mount(fd),
-        )
+
+        return _preopen.opened(fd, metis, check)
 
     def _open_dirs(self) -> _preopen.Preopens:
         """The directories a read's instance pre-opens: `.metis/`, and the user's own with
