@@ -25,6 +25,16 @@ function required(name) {
 }
 
 /** A temporary workspace: `given` (file name to text) written into its `.metis/`. */
+/** The bytes at `path`, or null when nothing is there. */
+export function bytesOrNull(path) {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
 export class Workspace {
   constructor(given = {}) {
     this.root = mkdtempSync(join(tmpdir(), 'metis-mcp-ts-'));
@@ -42,12 +52,7 @@ export class Workspace {
 
   /** The file's bytes as they are on disk, or null when it is missing. */
   bytes(name) {
-    try {
-      return readFileSync(this.path(name));
-    } catch (error) {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    }
+    return bytesOrNull(this.path(name));
   }
 
   /** The file's text as it is on disk, or null when it is missing. */

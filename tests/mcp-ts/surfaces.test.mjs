@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
-import { ROOT, Workspace, call, connectUnder, connectWith, refusedAtStart, witVersion } from './support.mjs';
+import { ROOT, Workspace, bytesOrNull, call, connectUnder, connectWith, refusedAtStart, witVersion } from './support.mjs';
 
 const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
 
@@ -92,12 +92,7 @@ class Driver {
 
   /** The file's bytes as they are on disk, or null when it is missing. */
   bytes(file) {
-    try {
-      return readFileSync(this.onDisk(file));
-    } catch (error) {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    }
+    return bytesOrNull(this.onDisk(file));
   }
 
   async connect() {
