@@ -720,7 +720,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 dry_run::call(ws, out, &tool, &input, &options)?;
             } else {
                 call(ws, out, &tool, &input, diff.diff, |tool, input| {
-                    ws.call_tool_with_options(tool, input, &options)
+                    ws.call_tool_unheld(tool, input, &options)
                 })?;
             }
         }

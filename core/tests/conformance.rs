@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use conformance_format::{Runner, text};
 use metis_memory_core::audit::{AuditFinding, AuditPolicy, audit};
-use metis_memory_core::tool_call::{CallOptions, ToolRefusal, ToolSuccess, run_tool_call};
+use metis_memory_core::tool_call::{WriteRefusal, CallOptions, ToolRefusal, ToolSuccess, run_tool_call};
 use metis_memory_core::{
     ComposedPrompt, Edit, MemoryEvent, MemoryFile, PromptLayout, StoreError, TOOL_DEFINITIONS,
     WriteResult, assemble_system_prompt, compose_system_prompt, into_text, plan_write,
@@ -144,7 +144,9 @@ impl Shell {
         options: &CallOptions,
     ) -> Result<ToolSuccess, ToolRefusal> {
         run_tool_call(name, input.to_owned(), options, |file, edit, vet| {
-            self.write(file, edit, vet)
+            self.write(file, edit, |before, after| {
+                vet(before, after).map_err(WriteRefusal::Refused)
+            })
         })
     }
 }

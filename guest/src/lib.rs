@@ -25,11 +25,11 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt,
+    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt, SessionUpdate,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
+    PoisonedInfo, Session, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
 };
 
 struct Component;
@@ -171,6 +171,16 @@ impl Guest for Component {
         })
     }
 
+    fn memory_update(session: Session, audit: AuditPolicy) -> Result<SessionUpdate, StoreError> {
+        let dir = MetisDir::open();
+        let mut session = core::session::Session::from(session);
+        let text = session.update(|file| dir.read(file), audit_policy(audit), prompt_layout(&dir))?;
+        Ok(SessionUpdate {
+            text,
+            session: session.into(),
+        })
+    }
+
     fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
         let text = read_text(&MetisDir::open(), file.into())?;
         Ok(findings(core::audit::audit(&text)))
@@ -183,16 +193,28 @@ impl Guest for Component {
 
 fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core::StoreError> {
     let dir = MetisDir::open();
-    let policy = match audit {
+    core::compose_system_prompt(
+        base,
+        |file| dir.read(file),
+        audit_policy(audit),
+        prompt_layout(&dir),
+    )
+}
+
+fn audit_policy(audit: AuditPolicy) -> core::audit::AuditPolicy {
+    match audit {
         AuditPolicy::Off => core::audit::AuditPolicy::Off,
         AuditPolicy::Report => core::audit::AuditPolicy::Report,
         AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
         AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
-    };
+    }
+}
+
+fn prompt_layout(dir: &MetisDir) -> core::PromptLayout {
     let mut layout = settings::prompt_layout();
     // At home the user's own USER.md is the workspace's: it is shown once.
     layout.global_user &= !dir.global_is_workspace();
-    core::compose_system_prompt(base, |file| dir.read(file), policy, layout)
+    layout
 }
 
 fn composed_prompt(composed: core::ComposedPrompt) -> ComposedPrompt {

@@ -4,8 +4,9 @@
 use alloc::vec::Vec;
 
 use metis_memory_core::session::Session as CoreSession;
+use metis_memory_core::tool_call::OwnWrite as CoreOwnWrite;
 
-use crate::metis::memory::types::{FileVersion, Session};
+use crate::metis::memory::types::{FileVersion, OwnWrite, Session};
 
 impl From<Session> for CoreSession {
     fn from(session: Session) -> Self {
@@ -18,6 +19,15 @@ impl From<Session> for CoreSession {
             seen: versions(session.seen),
             withheld: session.withheld.into_iter().map(Into::into).collect(),
             shown: versions(session.shown),
+            own: session
+                .own_writes
+                .into_iter()
+                .map(|write| CoreOwnWrite {
+                    file: write.file.into(),
+                    before_hash: write.before_sha256,
+                    after_hash: write.after_sha256,
+                })
+                .collect(),
         }
     }
 }
@@ -36,6 +46,15 @@ impl From<CoreSession> for Session {
             seen: versions(session.seen),
             withheld: session.withheld.into_iter().map(Into::into).collect(),
             shown: versions(session.shown),
+            own_writes: session
+                .own
+                .into_iter()
+                .map(|write| OwnWrite {
+                    file: write.file.into(),
+                    before_sha256: write.before_hash,
+                    after_sha256: write.after_hash,
+                })
+                .collect(),
         }
     }
 }

@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use metis_memory_core as core;
-use metis_memory_core::tool_call::{CallOptions as CoreCallOptions, ToolRefusal};
+use metis_memory_core::tool_call::{CallOptions as CoreCallOptions, ToolRefusal, WriteRefusal};
 
 use crate::exports::metis::memory::tools::{
     CallOptions, EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
@@ -60,6 +60,8 @@ impl Guest for Component {
                 .collect(),
             withheld: options.withheld.into_iter().map(Into::into).collect(),
             user_file: crate::user_file(),
+            hold_unseen: false,
+            own: Vec::new(),
         };
         run(&name, input, &options)
     }
@@ -113,7 +115,9 @@ fn run_core(
     options: &CoreCallOptions,
 ) -> Result<core::tool_call::ToolSuccess, ToolRefusal> {
     core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
-        write_file(file, edit, vet)
+        write_file(file, edit, |before, after| {
+            vet(before, after).map_err(WriteRefusal::Refused)
+        })
     })
 }
 

@@ -175,6 +175,11 @@ pub fn session_json(state: &crate::SessionState) -> Value {
         "seen": versions(&state.seen),
         "withheld": state.withheld.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "shown": versions(&state.shown),
+        "own_writes": state.own_writes.iter().map(|w| json!({
+            "file": w.file.name(),
+            "before_sha256": w.before_sha256,
+            "after_sha256": w.after_sha256,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -205,5 +210,24 @@ pub fn session_from_json(value: &Value) -> Option<crate::SessionState> {
             .map(file)
             .collect::<Option<_>>()?,
         shown: versions("shown")?,
+        // Sessions written before own writes were kept have none.
+        own_writes: match value.get("own_writes") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|v| {
+                    let hash = |key: &str| {
+                        let hash = v.get(key)?.as_str()?;
+                        metis_memory_core::is_sha256_hex(hash).then(|| hash.to_owned())
+                    };
+                    Some(crate::OwnWrite {
+                        file: file(v.get("file")?)?,
+                        before_sha256: hash("before_sha256")?,
+                        after_sha256: hash("after_sha256")?,
+                    })
+                })
+                .collect::<Option<_>>()?,
+        },
     })
 }

@@ -39,6 +39,7 @@ pub mod bindings {
 
 pub use bindings::exports::metis::memory::store::{
     AuditPolicy, ComposedPrompt, Edit, ExpectedContent, PromptSource, Replacement, SessionPrompt,
+    SessionUpdate,
 };
 pub use bindings::exports::metis::memory::tools::{
     CallOptions, EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
@@ -48,8 +49,21 @@ pub use bindings::exports::metis::memory::tools::{
 pub use bindings::metis::memory::types::Session as SessionState;
 pub use bindings::metis::memory::types::{
     AuditFinding, ChangedInfo, FileVersion, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info,
-    MemoryFile, PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
+    MemoryFile, OwnWrite, PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
 };
+
+impl SessionState {
+    /// The session of a model shown nothing yet: a consolidate of a file that is not empty
+    /// is refused (with its content shown) until the model has been shown it.
+    pub fn empty() -> SessionState {
+        SessionState {
+            seen: Vec::new(),
+            withheld: Vec::new(),
+            shown: Vec::new(),
+            own_writes: Vec::new(),
+        }
+    }
+}
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
 pub use global_user::GlobalUser;

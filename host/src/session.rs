@@ -39,28 +39,75 @@ pub struct ShownFile {
 /// let outcome = session.call_tool("memory_add", r#"{"file": "MEMORY.md", "entry": "- builds with cargo"}"#);
 /// # Ok::<(), metis_memory::Error>(())
 /// ```
+///
+/// A snapshot session ([`snapshot`](Self::snapshot)) composes the system prompt once
+/// and returns the same bytes for the rest of the conversation, so a provider's prompt
+/// cache keeps the whole prefix; the model learns of its own writes from their tool
+/// results, and of anyone else's from [`memory_update`](Self::memory_update), text the
+/// host appends to the conversation.
 #[derive(Clone, Debug)]
 pub struct Session {
     workspace: Workspace,
     audit: AuditPolicy,
     scan: ScanPolicy,
     state: SessionState,
+    snapshot: bool,
+    /// In a snapshot session, the prompt composed for a base: returned for that base.
+    frozen: Option<(String, ComposedPrompt)>,
 }
 
 impl Session {
-    /// A new conversation with `workspace`'s memory: nothing seen yet, so a consolidate
-    /// before the first prompt is held to nothing (compose the prompt first).
+    /// A new conversation with `workspace`'s memory, shown nothing yet: a consolidate of a
+    /// file that is not empty is refused, showing it, until the model has been shown the
+    /// file (by [`system_prompt`](Self::system_prompt), say).
     pub fn new(workspace: Workspace) -> Session {
         Session {
             workspace,
             audit: AuditPolicy::Omit,
             scan: ScanPolicy::default(),
-            state: SessionState {
-                seen: Vec::new(),
-                withheld: Vec::new(),
-                shown: Vec::new(),
-            },
+            state: SessionState::empty(),
+            snapshot: false,
+            frozen: None,
         }
+    }
+
+    /// The same session, in snapshot mode: [`system_prompt`](Self::system_prompt)
+    /// composes the memory once and returns the same bytes for every later call with the
+    /// same base, whatever is written meanwhile (a departure from the reference, which
+    /// composes the memory afresh before every model call: see docs/spec.md §8). Call
+    /// [`memory_update`](Self::memory_update) before each user turn and append what it
+    /// returns to the conversation.
+    pub fn snapshot(mut self) -> Session {
+        self.snapshot = true;
+        self
+    }
+
+    /// Whether this is a snapshot session.
+    pub fn is_snapshot(&self) -> bool {
+        self.snapshot
+    }
+
+    /// A snapshot session kept elsewhere in between, taken up again with the prompt it
+    /// froze for `base` (the CLI keeps both in its session file).
+    pub fn resume_snapshot(
+        workspace: Workspace,
+        state: SessionState,
+        base: String,
+        prompt: ComposedPrompt,
+    ) -> Session {
+        Session {
+            state,
+            snapshot: true,
+            frozen: Some((base, prompt)),
+            ..Session::new(workspace)
+        }
+    }
+
+    /// In a snapshot session, the base and the prompt frozen for it, once composed.
+    pub fn frozen(&self) -> Option<(&str, &ComposedPrompt)> {
+        self.frozen
+            .as_ref()
+            .map(|(base, prompt)| (base.as_str(), prompt))
     }
 
     /// A session kept elsewhere in between (a file, a database), taken up again: `state`
@@ -74,6 +121,8 @@ impl Session {
 
     /// The options the session's next tool call runs under, for a call made another way
     /// (a dry run on a copy).
+    /// (Used unheld: a file not listed is rewritten whatever it holds, unlike in the
+    /// session itself.)
     pub fn options(&self) -> crate::CallOptions {
         crate::CallOptions {
             scan: self.scan,
@@ -105,11 +154,37 @@ impl Session {
     }
 
     /// The system prompt for the next model call (`base`, then the memory sections), with
-    /// the versions it shows: the session starts again from what the model now sees.
+    /// the versions it shows: the session starts again from what the model now sees. In
+    /// a snapshot session, the prompt first composed for `base`, byte for byte, and the
+    /// model is asked again ([`next_response`](Self::next_response)); another base
+    /// composes and freezes afresh.
     pub fn system_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
+        if let Some((frozen_base, prompt)) = &self.frozen
+            && frozen_base == base
+        {
+            let prompt = prompt.clone();
+            self.next_response();
+            return Ok(prompt);
+        }
         let composed = self.workspace.compose_session_prompt(base, self.audit)?;
         self.state = composed.session;
+        if self.snapshot {
+            self.frozen = Some((base.to_owned(), composed.prompt.clone()));
+        }
         Ok(composed.prompt)
+    }
+
+    /// What changed in the memory since the model was last shown each file, as text to
+    /// append to the conversation (at the start of the next user turn, say; never in the
+    /// system prompt), or `None` when nothing did. Each changed file is shown whole,
+    /// between marker lines naming its version, and counts as seen once returned: the
+    /// model's next consolidate is held to it. The model's own writes, which it learnt
+    /// from their tool results, are not news. For a snapshot session (any session may
+    /// call it).
+    pub fn memory_update(&mut self) -> Result<Option<String>, Error> {
+        let update = self.workspace.memory_update(&self.state, self.audit)?;
+        self.state = update.session;
+        Ok(update.text)
     }
 
     /// Runs one of the model's tool calls, held to what it has seen.
@@ -147,6 +222,33 @@ impl Session {
         }
     }
 
+    /// The prompt composed under this session's audit, delivered where the model may
+    /// never see it (an MCP client's `initialize` instructions, a resource or a prompt a
+    /// client reads): nothing in it counts as seen, but a file the audit left out is
+    /// withheld from the tools all the same.
+    pub fn offer_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
+        let prompt = self.workspace.compose_system_prompt(base, self.audit)?;
+        let sources = core_sources(&prompt);
+        self.update(|session| session.offered_prompt(&sources));
+        Ok(prompt)
+    }
+
+    /// One file as [`show_file`](Self::show_file) reads it, delivered where the model may
+    /// never see it: it does not count as seen, but a file the audit keeps out is withheld.
+    pub fn offer_file(&mut self, file: MemoryFile) -> Result<ShownFile, Error> {
+        self.look(file, false)
+    }
+
+    /// Each file as [`offer_file`](Self::offer_file) reads it: for a prompt that could not
+    /// be composed whole, delivered where the model may never see it.
+    pub fn offer_each(&mut self) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
+        self.workspace
+            .memory_files()
+            .into_iter()
+            .map(|file| (file, self.offer_file(file)))
+            .collect()
+    }
+
     /// Each file on its own, as [`show_file`](Self::show_file) shows it, for a prompt
     /// that could not be composed whole: a file the audit flags is withheld; one that
     /// cannot be read as text (not UTF-8, too large) is neither seen nor withheld, since
@@ -175,6 +277,11 @@ impl Session {
     /// unless the audit found something and the policy is `omit` or `refuse`: then it is
     /// withheld, and [`ShownFile::withheld`] says the text must not reach the model.
     pub fn show_file(&mut self, file: MemoryFile) -> Result<ShownFile, Error> {
+        self.look(file, true)
+    }
+
+    /// `file` read and audited; withheld if the audit keeps it out, else seen if `shown`.
+    fn look(&mut self, file: MemoryFile, shown: bool) -> Result<ShownFile, Error> {
         let text = self.workspace.read(file)?;
         let policy = self.audit.core();
         let found = policy.findings(&text);
@@ -189,7 +296,7 @@ impl Session {
             .collect();
         if withheld {
             self.withhold(file);
-        } else {
+        } else if shown {
             let sha256 = core::sha256_hex(text.as_bytes());
             self.saw(file, &sha256);
         }
@@ -208,25 +315,7 @@ impl Session {
 
     /// The model was shown `prompt` as well as what it saw before (an MCP prompt).
     pub fn saw_prompt(&mut self, prompt: &ComposedPrompt) {
-        let sources: Vec<core::PromptSource> = prompt
-            .sources
-            .iter()
-            .map(|source| core::PromptSource {
-                file: source.file.core(),
-                sha256: source.sha256.clone(),
-                size_bytes: source.size_bytes,
-                included: source.included,
-                findings: source
-                    .findings
-                    .iter()
-                    .map(|finding| core::audit::AuditFinding {
-                        line: finding.line,
-                        rule: finding.rule.clone(),
-                        detail: finding.detail.clone(),
-                    })
-                    .collect(),
-            })
-            .collect();
+        let sources = core_sources(prompt);
         self.update(|session| session.saw_prompt(&sources));
     }
 
@@ -242,6 +331,28 @@ impl Session {
     }
 }
 
+fn core_sources(prompt: &ComposedPrompt) -> Vec<core::PromptSource> {
+    prompt
+        .sources
+        .iter()
+        .map(|source| core::PromptSource {
+            file: source.file.core(),
+            sha256: source.sha256.clone(),
+            size_bytes: source.size_bytes,
+            included: source.included,
+            findings: source
+                .findings
+                .iter()
+                .map(|finding| core::audit::AuditFinding {
+                    line: finding.line,
+                    rule: finding.rule.clone(),
+                    detail: finding.detail.clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 fn to_core(state: &SessionState) -> core::session::Session {
     let versions = |list: &[FileVersion]| {
         list.iter()
@@ -252,6 +363,15 @@ fn to_core(state: &SessionState) -> core::session::Session {
         seen: versions(&state.seen),
         withheld: state.withheld.iter().map(|file| file.core()).collect(),
         shown: versions(&state.shown),
+        own: state
+            .own_writes
+            .iter()
+            .map(|write| core::tool_call::OwnWrite {
+                file: write.file.core(),
+                before_hash: write.before_sha256.clone(),
+                after_hash: write.after_sha256.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -272,5 +392,14 @@ fn from_core(session: core::session::Session) -> SessionState {
             .map(MemoryFile::from_core)
             .collect(),
         shown: versions(session.shown),
+        own_writes: session
+            .own
+            .into_iter()
+            .map(|write| crate::OwnWrite {
+                file: MemoryFile::from_core(write.file),
+                before_sha256: write.before_hash,
+                after_sha256: write.after_hash,
+            })
+            .collect(),
     }
 }

@@ -12,7 +12,7 @@ use crate::runtime::{
 };
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, GlobalUser, Limits,
-    MemoryFile, ScanPolicy, SessionOutcome, SessionPrompt, SessionState, StoreError,
+    MemoryFile, ScanPolicy, SessionOutcome, SessionPrompt, SessionState, SessionUpdate, StoreError,
     ToolDefinition, ToolSuccess, WriteResult,
 };
 
@@ -310,6 +310,18 @@ impl Workspace {
         })
     }
 
+    /// What changed in the memory since `session`'s model was last shown each file (see
+    /// [`Session::memory_update`](crate::Session::memory_update)), and the session after.
+    pub fn memory_update(
+        &self,
+        session: &SessionState,
+        audit: AuditPolicy,
+    ) -> Result<SessionUpdate, Error> {
+        self.call(Access::Read, MemoryFile::Memory, |api, store| {
+            api.call_memory_update(store, session, audit)
+        })
+    }
+
     /// A conversation with this workspace's memory that holds the model to what it saw.
     pub fn session(&self) -> crate::Session {
         crate::Session::new(self.clone())
@@ -328,9 +340,12 @@ impl Workspace {
         })
     }
 
-    /// Runs one tool call: `name` with `input`, the call's JSON input. A refusal (invalid
-    /// input, unknown tool, a write the store rejected) is [`Error::Tool`], and changes
-    /// nothing on disk.
+    /// Runs one tool call: `name` with `input`, the call's JSON input, with no session: a
+    /// model shown nothing, so a `memory_consolidate` of a file that is not empty is
+    /// refused, showing its content (hold the call to what the model saw with a
+    /// [`Session`](crate::Session), or opt out with [`call_tool_unheld`](Self::call_tool_unheld)).
+    /// A refusal (invalid input, unknown tool, a write the store rejected) is
+    /// [`Error::Tool`], and changes nothing on disk.
     pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
         self.call_tool_with_policy(name, input, ScanPolicy::default())
     }
@@ -343,18 +358,17 @@ impl Workspace {
         input: &str,
         policy: ScanPolicy,
     ) -> Result<ToolSuccess, Error> {
-        self.run(Access::Write, |store, memory| {
-            let tools = memory.metis_memory_tools();
-            Ok(tools
-                .call_call_with_policy(store, name, input, policy)?
-                .map_err(Error::Tool))
-        })
+        self.call_in_session(name, input, policy, &SessionState::empty())?
+            .outcome
+            .map_err(Error::Tool)
     }
 
-    /// [`call_tool`](Self::call_tool) with the scan and the versions the model has seen
-    /// set by `options` (a [`Session`](crate::Session) sets them for you): a `memory_consolidate` of a file the
-    /// model saw in another version is refused, showing it the current content.
-    pub fn call_tool_with_options(
+    /// A tool call held only to the versions `options` lists (the WIT's
+    /// `call-with-options`): a `memory_consolidate` of a file listed is refused unless
+    /// the file is still that version, and one of a file not listed rewrites it whatever
+    /// it holds. For a caller that knows what it is doing (a person's own script, the
+    /// conformance cases); a model's calls go through a [`Session`](crate::Session).
+    pub fn call_tool_unheld(
         &self,
         name: &str,
         input: &str,

@@ -39,20 +39,27 @@ static PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
 
 /// What the server tells every client's model at `initialize`, before the memory itself.
 const GUIDANCE: &str = "Bounded memory for this workspace: MEMORY.md (facts about the workspace) and \
-     USER.md (facts about the user), each with a hard byte cap. What is remembered follows; \
-     memory://prompt (or the `memory` prompt) gives it again, fresh. Record durable facts \
-     with memory_add, fix them with memory_replace, and rewrite a file with \
-     memory_consolidate when a tool result says it is over its soft cap: a consolidate must \
-     keep what you were shown, and is refused if the file changed since you last saw it.";
+     USER.md (facts about the user), each with a hard byte cap. What is remembered follows, \
+     if your client shows you these instructions; call memory_view to see it as it is now. \
+     Record durable facts with memory_add, fix them with memory_replace, and rewrite a file \
+     with memory_consolidate when a tool result says it is over its soft cap: a consolidate \
+     must keep what memory_view (or a refusal) showed you, and is refused if you were not \
+     shown the file in a tool result or it changed since.";
+
+/// The read-only tool that shows the model the memory: over MCP only a tool result is
+/// sure to reach the model (clients may keep the instructions, resources and prompts to
+/// themselves), so only what it shows counts as seen.
+const VIEW_TOOL: &str = "memory_view";
+
+const VIEW_DESCRIPTION: &str = "Show the memory as it is now: USER.md (facts about the user), then \
+     MEMORY.md (facts about this workspace), as a system prompt's sections. Call it before \
+     memory_consolidate: a consolidate must be built on what it shows.";
 
 /// The server's state: the worker that owns the connection's session, and what the
 /// client subscribed to.
 pub struct MemoryServer {
     worker: MemoryWorker,
     tools: Vec<Tool>,
-    /// The input of the last `memory_consolidate` refused with the current content shown,
-    /// until the model sends another: only then is what it showed taken as read.
-    refused_consolidate: Arc<Mutex<Option<String>>>,
     /// URIs of resources the client subscribed to (stdio serves one client).
     subscribed: Mutex<BTreeSet<String>>,
     /// Whether `initialize` was answered: a session has one, and a second would change
@@ -133,6 +140,22 @@ const ANNOTATIONS: [(&str, &str, bool, bool); 3] = [
     ),
 ];
 
+fn view_tool() -> Tool {
+    let schema: JsonObject = serde_json::from_value(serde_json::json!({
+        "type": "object",
+        "properties": {},
+        "additionalProperties": false,
+    }))
+    .unwrap_or_default();
+    Tool::new(VIEW_TOOL, VIEW_DESCRIPTION, Arc::new(schema)).annotate(
+        ToolAnnotations::with_title("Show the memory")
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    )
+}
+
 fn annotations(tool: &str) -> Option<ToolAnnotations> {
     let (_, title, destructive, idempotent) = ANNOTATIONS.iter().find(|row| row.0 == tool)?;
     Some(
@@ -152,7 +175,7 @@ impl MemoryServer {
         definitions: &[ToolDefinition],
         files: &[MemoryFile],
     ) -> Result<Self, String> {
-        let tools = definitions
+        let tools: Vec<Tool> = definitions
             .iter()
             .map(|definition| {
                 let schema: JsonObject =
@@ -173,10 +196,10 @@ impl MemoryServer {
                 })
             })
             .collect::<Result<_, String>>()?;
+        let tools = std::iter::once(view_tool()).chain(tools).collect();
         Ok(MemoryServer {
             worker,
             tools,
-            refused_consolidate: Arc::default(),
             subscribed: Mutex::default(),
             initialized: AtomicBool::new(false),
             resources: MemoryResource::all(files),
@@ -305,6 +328,30 @@ fn presented_each(files: &[(MemoryFile, Result<ShownFile, Error>)]) -> String {
     out
 }
 
+impl MemoryServer {
+    /// `memory_view`: the memory as the prompt shows it, which the model now has seen. If
+    /// it cannot be composed whole, each file that can be shown is (and counts as seen),
+    /// and each that cannot is named with the reason.
+    async fn view(&self, arguments: &JsonObject) -> Result<CallToolResponse, McpError> {
+        if let Some(key) = arguments.keys().next() {
+            let text = format!("{VIEW_TOOL} takes no arguments, and was given {key:?}");
+            return Ok(text_result(text, true).into());
+        }
+        let memory = self
+            .run(|session| match session.show_prompt("") {
+                Ok(prompt) => presented(&prompt),
+                Err(_) => presented_each(&session.show_each()),
+            })
+            .await?;
+        let memory = if memory.is_empty() {
+            "(Nothing is remembered yet: MEMORY.md and USER.md are empty.)".to_owned()
+        } else {
+            memory
+        };
+        Ok(text_result(memory, false).into())
+    }
+}
+
 /// A store refusal on a read, with the store's text and its JSON shape as data.
 fn store_failure(error: &Error) -> McpError {
     McpError::internal_error(error.to_string(), Some(error_json(error)))
@@ -353,14 +400,14 @@ impl ServerHandler for MemoryServer {
         }
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        // Many clients put the instructions in the model's system prompt and never read
-        // a resource on their own: the memory goes there, and counts as seen. If it
-        // cannot be composed whole, each file that can be shown is, and each that
-        // cannot is named with the reason.
+        // Many clients put the instructions in the model's system prompt: the memory goes
+        // there. Others never show them to the model, so nothing in them counts as seen
+        // (memory_view shows it). If it cannot be composed whole, each file that can be
+        // shown is, and each that cannot is named with the reason.
         let memory = self
-            .run(|session| match session.show_prompt("") {
+            .run(|session| match session.offer_prompt("") {
                 Ok(prompt) => presented(&prompt),
-                Err(_) => presented_each(&session.show_each()),
+                Err(_) => presented_each(&session.offer_each()),
             })
             .await?;
         let memory = if memory.is_empty() {
@@ -388,27 +435,20 @@ impl ServerHandler for MemoryServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.into_owned();
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let refused = self.refused_consolidate.clone();
+        let arguments = request.arguments.unwrap_or_default();
+        if name == VIEW_TOOL {
+            return self.view(&arguments).await;
+        }
+        let input = serde_json::Value::Object(arguments).to_string();
         let outcome = self
             .run(move |session| {
-                let mut refused = refused.lock().unwrap_or_else(|e| e.into_inner());
-                // MCP has no response boundaries: what a refusal showed counts as read once
-                // the model sends a consolidate other than the one refused. The same
-                // request again (a client's automatic retry, a pipelined copy) was not
-                // built on it, and is judged as the refused one was (docs/mcp.md,
-                // "Sessions").
-                if name == "memory_consolidate"
-                    && refused.as_ref().is_some_and(|previous| *previous != input)
-                {
-                    *refused = None;
-                    session.next_response();
-                }
                 let outcome = session.call_tool(&name, &input);
+                // A refusal's content is a tool result: the model reads it before its next
+                // call (MCP has no response boundaries to wait for).
                 if let Err(Error::Tool(refusal)) = &outcome
                     && refusal.shown.is_some()
                 {
-                    *refused = Some(input);
+                    session.next_response();
                 }
                 outcome
             })
@@ -421,6 +461,13 @@ impl ServerHandler for MemoryServer {
                 result.structured_content = Some(tool_success_json(&success));
                 result
             }
+            Err(Error::Tool(refused)) if refused.shown.is_some() => text_result(
+                format!(
+                    "{}\n(Build the next memory_consolidate on the content above, or call {VIEW_TOOL} to see all of memory as it is now.)",
+                    refused.message
+                ),
+                true,
+            ),
             Err(Error::Tool(refused)) => text_result(refused.message, true),
             Err(other) => text_result(other.to_string(), true),
         };
@@ -447,7 +494,7 @@ impl ServerHandler for MemoryServer {
             .ok_or_else(|| self.no_such_resource(&request.uri))?;
         let text = self
             .run(move |session| match resource {
-                MemoryResource::File(file) => session.show_file(file).map(|shown| {
+                MemoryResource::File(file) => session.offer_file(file).map(|shown| {
                     match (shown.findings.is_empty(), shown.withheld) {
                         (true, _) => shown.text,
                         (false, true) => audit_note(file, &shown.findings, true),
@@ -458,7 +505,7 @@ impl ServerHandler for MemoryServer {
                         ),
                     }
                 }),
-                MemoryResource::Prompt => session.show_prompt("").map(|p| presented(&p)),
+                MemoryResource::Prompt => session.offer_prompt("").map(|p| presented(&p)),
             })
             .await?
             .map_err(|e| store_failure(&e))?;
@@ -524,7 +571,7 @@ impl ServerHandler for MemoryServer {
             Some(_) => return Err(McpError::invalid_params("`base` must be a string", None)),
         };
         let prompt = self
-            .run(move |session| session.show_prompt(&base).map(|p| presented(&p)))
+            .run(move |session| session.offer_prompt(&base).map(|p| presented(&p)))
             .await?
             .map_err(|e| store_failure(&e))?;
         let message = PromptMessage::new_text(Role::User, prompt);
