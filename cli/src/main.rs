@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use clap::{Args as ClapArgs, CommandFactory, Parser, Subcommand};
 use metis_memory::{
     AuditPolicy, CallOptions, Edit, Error, ExpectedContent, FileVersion, MemoryFile, Replacement,
-    ScanPolicy, Session, Workspace, WriteResult,
+    ScanPolicy, Workspace, WriteResult,
 };
 
 use color::ColorWhen;
@@ -242,9 +242,31 @@ enum Command {
         #[arg(long, default_value = "omit", value_name = "POLICY", value_parser = parse_audit_policy)]
         audit: AuditPolicy,
         /// Start a session in FILE (JSON): the versions this prompt shows the model, which
-        /// `call --session FILE` holds its tool calls to
+        /// `call --session FILE` holds its tool calls to. If FILE holds a snapshot session,
+        /// print the prompt it froze for this base instead, byte for byte
         #[arg(long, value_name = "FILE")]
         session: Option<PathBuf>,
+        /// With --session: start a snapshot session, whose prompt stays byte-identical
+        /// for the conversation (a provider's prompt cache keeps it); `update --session
+        /// FILE` gives what others wrote since, to append to the conversation
+        #[arg(long, requires = "session")]
+        snapshot: bool,
+    },
+    /// What changed in memory since the session's model was last shown each file: text to
+    /// append to the conversation (at the start of the next user turn), or nothing
+    ///
+    /// For a snapshot session (`prompt --session FILE --snapshot`), whose prompt never
+    /// changes: each file another session or a person changed is printed whole, between
+    /// marker lines, and counts as seen from now on. Prints nothing when nothing changed
+    /// (`--json`: {"update": null}).
+    Update {
+        /// The session (written by `prompt --session FILE`)
+        #[arg(long, value_name = "FILE")]
+        session: PathBuf,
+        /// What to do with a file the memory audit finds something in: off, report, omit
+        /// (withhold it, and say so), refuse
+        #[arg(long, default_value = "omit", value_name = "POLICY", value_parser = parse_audit_policy)]
+        audit: AuditPolicy,
     },
     /// Scan the files on disk with the poisoning scan's rules and list what matches
     ///
@@ -638,17 +660,33 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             base,
             audit,
             session,
+            snapshot,
         } => {
             within_limit(&base, "the --base text")?;
             match session {
                 Some(path) => {
-                    let mut held = ws.session().with_audit(audit);
+                    let mut held = if !snapshot && session::holds_snapshot(&path) {
+                        session::load(ws, &path)?.resume(ws).with_audit(audit)
+                    } else if snapshot {
+                        ws.session().with_audit(audit).snapshot()
+                    } else {
+                        ws.session().with_audit(audit)
+                    };
                     let prompt = held.system_prompt(&base)?;
-                    session::save(&path, held.state())?;
+                    session::save(&path, &held)?;
                     out.prompt(&prompt)
                 }
                 None => out.prompt(&ws.compose_system_prompt(&base, audit)?),
             }
+        }
+        Command::Update { session, audit } => {
+            let mut held = session::load(ws, &session)?
+                .resume(ws)
+                .with_audit(audit);
+            let pending = session::Pending::create(&session)?;
+            let update = held.memory_update()?;
+            pending.commit(&held)?;
+            out.memory_update(update.as_deref());
         }
         Command::Audit { file } => {
             let files = file.map_or_else(|| ws.memory_files(), |file| vec![file]);
@@ -683,8 +721,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let input = text_or_stdin(input, "JSON")?;
             let scan = scan_policy(no_scan);
             if let Some(path) = session {
-                let state = session::load(ws, &path)?;
-                let mut held = Session::resume(ws.clone(), state).with_scan(scan);
+                let mut held = session::load(ws, &path)?.resume(ws).with_scan(scan);
                 if new_response {
                     held.next_response();
                 }
@@ -699,7 +736,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 let outcome = call(ws, out, &tool, &input, diff.diff, |tool, input| {
                     held.call_tool(tool, input)
                 });
-                if let Err(Failure::Cli { message, .. }) = pending.commit(held.state()) {
+                if let Err(Failure::Cli { message, .. }) = pending.commit(&held) {
                     use std::io::Write as _;
                     let _ = writeln!(
                         std::io::stderr().lock(),

@@ -106,6 +106,15 @@ impl Output {
         }
     }
 
+    /// `update`'s text, or nothing when memory did not change.
+    pub fn memory_update(&self, update: Option<&str>) {
+        if self.json {
+            self.print_json(json!({ "update": update }));
+        } else if let Some(text) = update {
+            say!("{text}\n");
+        }
+    }
+
     /// Every finding of `metis-memory audit`; whether there were none.
     pub fn audit(&self, found: &[(MemoryFile, Vec<AuditFinding>)]) -> bool {
         let clean = found.iter().all(|(_, findings)| findings.is_empty());

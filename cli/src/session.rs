@@ -12,8 +12,10 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use metis_memory::json::{session_from_json, session_json};
-use metis_memory::{FileVersion, SessionState, Workspace};
+use metis_memory::json::{
+    composed_prompt_from_json, composed_prompt_json, session_from_json, session_json,
+};
+use metis_memory::{ComposedPrompt, FileVersion, Session, SessionState, Workspace};
 
 use super::Failure;
 use super::writes::written_file;
@@ -25,8 +27,40 @@ fn refused(message: String) -> Failure {
     }
 }
 
-/// The session in `path`, if it is this user's own and whole.
-pub fn load(ws: &Workspace, path: &Path) -> Result<SessionState, Failure> {
+/// A session as its file holds it: the state, and for a snapshot session the base and
+/// the prompt frozen for it.
+pub struct Saved {
+    pub state: SessionState,
+    pub snapshot: Option<(String, ComposedPrompt)>,
+}
+
+impl Saved {
+    /// The session taken up again on `ws`.
+    pub fn resume(self, ws: &Workspace) -> Session {
+        match self.snapshot {
+            Some((base, prompt)) => Session::resume_snapshot(ws.clone(), self.state, base, prompt),
+            None => Session::resume(ws.clone(), self.state),
+        }
+    }
+}
+
+/// Whether `path` holds a snapshot session (so `prompt --session` gives its prompt again
+/// rather than starting over); `false` for a missing file.
+/// (Only a regular file is read, and only as much as a session can hold; `load` makes
+/// the checks that decide whether it is trusted.)
+pub fn holds_snapshot(path: &Path) -> bool {
+    const MOST: u64 = 1 << 20;
+    let mut bytes = Vec::new();
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() <= MOST)
+        && File::open(path)
+            .and_then(|file| file.take(MOST).read_to_end(&mut bytes))
+            .is_ok()
+        && serde_json::from_slice::<serde_json::Value>(&bytes)
+            .is_ok_and(|value| value.get("snapshot").is_some())
+}
+
+/// The session in `path` with its snapshot, if it is this user's own and whole.
+pub fn load(ws: &Workspace, path: &Path) -> Result<Saved, Failure> {
     let shown = path.display();
     let mut options = File::options();
     options.read(true);
@@ -64,14 +98,24 @@ pub fn load(ws: &Workspace, path: &Path) -> Result<SessionState, Failure> {
     let mut text = String::new();
     file.read_to_string(&mut text)
         .map_err(|e| refused(format!("cannot read the session {shown}: {e}")))?;
-    let state = serde_json::from_str(&text)
-        .ok()
-        .and_then(|value| session_from_json(&value))
-        .ok_or_else(|| {
-            refused(format!(
-                "{shown} is not a session written by `metis-memory prompt --session`"
-            ))
-        })?;
+    let not_a_session = || {
+        refused(format!(
+            "{shown} is not a session written by `metis-memory prompt --session`"
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_a_session())?;
+    let state = session_from_json(&value).ok_or_else(not_a_session)?;
+    let snapshot = match value.get("snapshot") {
+        None => None,
+        Some(snapshot) => {
+            let base = snapshot.get("base").and_then(|b| b.as_str());
+            let prompt = snapshot.get("prompt").and_then(composed_prompt_from_json);
+            match (base, prompt) {
+                (Some(base), Some(prompt)) => Some((base.to_owned(), prompt)),
+                _ => return Err(not_a_session()),
+            }
+        }
+    };
     // `prompt --session` names every file, seen or withheld: a state that leaves one out
     // would let a consolidate of it through unheld.
     for file in ws.memory_files() {
@@ -83,13 +127,13 @@ pub fn load(ws: &Workspace, path: &Path) -> Result<SessionState, Failure> {
             )));
         }
     }
-    Ok(state)
+    Ok(Saved { state, snapshot })
 }
 
-/// Writes `state` to `path` whole or not at all (a temporary file beside it, renamed),
+/// Writes `session` to `path` whole or not at all (a temporary file beside it, renamed),
 /// readable by this user only: it says which versions of memory a model has seen.
-pub fn save(path: &Path, state: &SessionState) -> Result<(), Failure> {
-    Pending::create(path)?.commit(state)
+pub fn save(path: &Path, session: &Session) -> Result<(), Failure> {
+    Pending::create(path)?.commit(session)
 }
 
 /// A session file about to be written: its temporary file is made before the call that
@@ -129,11 +173,18 @@ impl Pending {
         })
     }
 
-    /// Writes `state` and renames it into place.
-    pub fn commit(mut self, state: &SessionState) -> Result<(), Failure> {
+    /// Writes `session` and renames it into place.
+    pub fn commit(mut self, session: &Session) -> Result<(), Failure> {
+        let mut value = session_json(session.state());
+        if let Some((base, prompt)) = session.frozen() {
+            value["snapshot"] = serde_json::json!({
+                "base": base,
+                "prompt": composed_prompt_json(prompt),
+            });
+        }
         let written = self
             .file
-            .write_all(session_json(state).to_string().as_bytes())
+            .write_all(value.to_string().as_bytes())
             .and_then(|()| self.file.write_all(b"\n"))
             .and_then(|()| std::fs::rename(&self.temp, &self.path));
         written.map_err(|e| {

@@ -55,8 +55,27 @@ impl MemoryOptions {
 trait Surface {
     /// Sets the options every later step runs with.
     fn set_options(&mut self, options: MemoryOptions);
-    /// Starts session `name` on `root`; the text its model is shown.
-    fn open(&mut self, root: &Path, name: &str) -> Result<String, String>;
+    /// Starts session `name` on `root` (a snapshot session if `snapshot`); the text its
+    /// model is shown.
+    fn open(&mut self, root: &Path, name: &str, snapshot: bool) -> Result<String, String>;
+    /// Starts session `name` on `root`, its model shown nothing.
+    fn start(&mut self, _root: &Path, _name: &str) -> Result<(), String> {
+        Err("this surface starts no session without showing the memory".into())
+    }
+    /// Session `name`'s system prompt for its next model call.
+    fn prompt(&mut self, name: &str) -> Result<String, String>;
+    /// What changed since session `name`'s model was last shown each file.
+    fn update(&mut self, name: &str) -> Result<Option<String>, String>;
+    /// A tool call with no session (`unheld`: the caller opted out of the hold).
+    fn sessionless(
+        &mut self,
+        _root: &Path,
+        _tool: &str,
+        _input: &str,
+        _unheld: bool,
+    ) -> Result<(bool, String), String> {
+        Err("this surface has no sessionless tool call".into())
+    }
     /// Runs a tool call in session `name`: whether it wrote, and the tool text.
     fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String>;
     /// The model of `name` has read its results and answers again.
@@ -103,11 +122,56 @@ impl Surface for Library {
         self.options = options;
     }
 
-    fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
+    fn open(&mut self, root: &Path, name: &str, snapshot: bool) -> Result<String, String> {
         let mut session = self.options.workspace(root).session();
+        if snapshot {
+            session = session.snapshot();
+        }
         let prompt = session.system_prompt("").map_err(|e| e.to_string())?;
         self.sessions.insert(name.to_owned(), session);
         Ok(prompt.text)
+    }
+
+    fn start(&mut self, root: &Path, name: &str) -> Result<(), String> {
+        let session = Session::new(self.options.workspace(root));
+        self.sessions.insert(name.to_owned(), session);
+        Ok(())
+    }
+
+    fn prompt(&mut self, name: &str) -> Result<String, String> {
+        let session = self.sessions.get_mut(name).ok_or("no such session")?;
+        let prompt = session.system_prompt("").map_err(|e| e.to_string())?;
+        Ok(prompt.text)
+    }
+
+    fn update(&mut self, name: &str) -> Result<Option<String>, String> {
+        let session = self.sessions.get_mut(name).ok_or("no such session")?;
+        session.memory_update().map_err(|e| e.to_string())
+    }
+
+    fn sessionless(
+        &mut self,
+        root: &Path,
+        tool: &str,
+        input: &str,
+        unheld: bool,
+    ) -> Result<(bool, String), String> {
+        let ws = self.options.workspace(root);
+        let outcome = if unheld {
+            let options = metis_memory::CallOptions {
+                scan: metis_memory::ScanPolicy::default(),
+                seen: Vec::new(),
+                withheld: Vec::new(),
+            };
+            ws.call_tool_unheld(tool, input, &options)
+        } else {
+            ws.call_tool(tool, input)
+        };
+        match outcome {
+            Ok(success) => Ok((true, success.text)),
+            Err(Error::Tool(refusal)) => Ok((false, refusal.message)),
+            Err(other) => Err(other.to_string()),
+        }
     }
 
     fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String> {
@@ -222,15 +286,40 @@ impl Surface for Cli {
         self.options = options;
     }
 
-    fn open(&mut self, root: &Path, name: &str) -> Result<String, String> {
+    fn open(&mut self, root: &Path, name: &str, snapshot: bool) -> Result<String, String> {
         self.root = root.to_owned();
         let file = root.join(format!("session-{name}.json"));
-        let out = self.run(&["prompt", "--session", file.to_str().unwrap()])?;
+        let mut args = vec!["prompt", "--session", file.to_str().unwrap()];
+        if snapshot {
+            args.push("--snapshot");
+        }
+        let out = self.run(&args)?;
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
         self.sessions.insert(name.to_owned(), (file, false));
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn prompt(&mut self, name: &str) -> Result<String, String> {
+        let (file, _) = self.sessions.get(name).cloned().ok_or("no such session")?;
+        let out = self.run(&["prompt", "--session", file.to_str().unwrap()])?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        // A prompt is a new model call: the session answers again from it.
+        self.sessions.insert(name.to_owned(), (file, false));
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn update(&mut self, name: &str) -> Result<Option<String>, String> {
+        let (file, _) = self.sessions.get(name).cloned().ok_or("no such session")?;
+        let out = self.run(&["--json", "update", "--session", file.to_str().unwrap()])?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let value: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        Ok(value["update"].as_str().map(str::to_owned))
     }
 
     fn call(&mut self, name: &str, tool: &str, input: &str) -> Result<(bool, String), String> {
@@ -556,13 +645,58 @@ fn run_row(row: &Value, surface: &mut dyn Surface, name: &str) -> Result<(), Str
         home: home.path().to_owned(),
         ..MemoryOptions::default()
     };
+    // Each session's prompt as it was opened, for `prompt`'s `unchanged`.
+    let mut first_prompts: BTreeMap<String, String> = BTreeMap::new();
     for (index, step) in row["steps"].as_array().unwrap().iter().enumerate() {
         let at = |e: String| format!("step {}: {e}", index + 1);
         let expect = step.get("expect").cloned().unwrap_or(Value::Null);
         if let Some(name) = step.get("open").and_then(Value::as_str) {
-            known_keys(step, &["open", "expect"]).map_err(at)?;
-            let prompt = surface.open(dir.path(), name).map_err(at)?;
+            known_keys(step, &["open", "snapshot", "expect"]).map_err(at)?;
+            let snapshot = step.get("snapshot").and_then(Value::as_bool) == Some(true);
+            let prompt = surface.open(dir.path(), name, snapshot).map_err(at)?;
             check_texts(&expect, "prompt", &prompt).map_err(at)?;
+            first_prompts.insert(name.to_owned(), prompt);
+        } else if let Some(name) = step.get("start").and_then(Value::as_str) {
+            known_keys(step, &["start"]).map_err(at)?;
+            surface.start(dir.path(), name).map_err(at)?;
+        } else if let Some(name) = step.get("prompt").and_then(Value::as_str) {
+            known_keys(step, &["prompt", "expect"]).map_err(at)?;
+            let prompt = surface.prompt(name).map_err(at)?;
+            if expect.get("unchanged").and_then(Value::as_bool) == Some(true)
+                && first_prompts.get(name) != Some(&prompt)
+            {
+                return Err(at(format!(
+                    "the prompt changed: it was {:?}, it is {prompt:?}",
+                    first_prompts.get(name)
+                )));
+            }
+            check_texts(&expect, "prompt", &prompt).map_err(at)?;
+        } else if let Some(name) = step.get("update").and_then(Value::as_str) {
+            known_keys(step, &["update", "expect"]).map_err(at)?;
+            let update = surface.update(name).map_err(at)?;
+            match (&update, expect.get("none").and_then(Value::as_bool)) {
+                (Some(text), Some(true)) => {
+                    return Err(at(format!("expected no update, got {text:?}")));
+                }
+                (None, Some(false) | None) if expect.get("text_contains").is_some() => {
+                    return Err(at("expected an update, got none".into()));
+                }
+                _ => {}
+            }
+            check_texts(&expect, "text", update.as_deref().unwrap_or_default()).map_err(at)?;
+        } else if let Some(call) = step.get("sessionless") {
+            known_keys(step, &["sessionless", "expect"]).map_err(at)?;
+            let tool = call["tool"].as_str().unwrap();
+            let unheld = call.get("unheld").and_then(Value::as_bool) == Some(true);
+            let (wrote, text) = surface
+                .sessionless(dir.path(), tool, &call["input"].to_string(), unheld)
+                .map_err(at)?;
+            if let Some(ok) = expect.get("ok").and_then(Value::as_bool)
+                && ok != wrote
+            {
+                return Err(at(format!("expected ok={ok}, got {wrote}: {text}")));
+            }
+            check_texts(&expect, "text", &text).map_err(at)?;
         } else if let Some(name) = step.get("call").and_then(Value::as_str) {
             known_keys(step, &["call", "tool", "input", "expect"]).map_err(at)?;
             let tool = step["tool"].as_str().unwrap();

@@ -125,6 +125,38 @@ pub fn composed_prompt_json(prompt: &ComposedPrompt) -> Value {
     })
 }
 
+/// A composed prompt from [`composed_prompt_json`]'s shape; `None` if it is not that shape.
+pub fn composed_prompt_from_json(value: &Value) -> Option<ComposedPrompt> {
+    let sources = value.get("sources")?.as_array()?;
+    Some(ComposedPrompt {
+        text: value.get("text")?.as_str()?.to_owned(),
+        sources: sources
+            .iter()
+            .map(|source| {
+                let sha256 = source.get("sha256")?.as_str()?;
+                Some(crate::PromptSource {
+                    file: crate::MemoryFile::parse(source.get("file")?.as_str()?)?,
+                    sha256: metis_memory_core::is_sha256_hex(sha256).then(|| sha256.to_owned())?,
+                    size_bytes: source.get("size_bytes")?.as_u64()?,
+                    included: source.get("included")?.as_bool()?,
+                    findings: source
+                        .get("findings")?
+                        .as_array()?
+                        .iter()
+                        .map(|finding| {
+                            Some(AuditFinding {
+                                line: u32::try_from(finding.get("line")?.as_u64()?).ok()?,
+                                rule: finding.get("rule")?.as_str()?.to_owned(),
+                                detail: finding.get("detail")?.as_str()?.to_owned(),
+                            })
+                        })
+                        .collect::<Option<_>>()?,
+                })
+            })
+            .collect::<Option<_>>()?,
+    })
+}
+
 /// An event as `{"type", "payload"}`, with the spec's field names (§7).
 pub fn event_json(event: &MemoryEvent) -> Value {
     match event {
