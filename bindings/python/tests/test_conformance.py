@@ -81,8 +81,14 @@ def run_step(store: MemoryStore, step: dict[str, Any]) -> dict[str, Any]:
             if "input" in step
             else text(step, "input_text")
         )
+        # The cases are the WIT's `call` and `call-with-options`: held only to what a
+        # case lists, so the unheld path, by name.
         outcome = store.call_tool(
-            step["tool"], payload, seen=step.get("seen"), withheld=step.get("withheld", ())
+            step["tool"],
+            payload,
+            seen=step.get("seen"),
+            withheld=step.get("withheld", ()),
+            unheld=True,
         )
         if isinstance(outcome, ToolSuccess):
             result = write_result_json(outcome.result) | {"operation": outcome.operation.value}

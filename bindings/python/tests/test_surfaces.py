@@ -2,7 +2,8 @@
 against the installed package: one case per row, each session (`"A"`, `"B"`) a
 `MemoryStore.session()` of its own `MemoryStore` on the row's workspace, made with the
 options of the last `memory_options` step (global user memory in the row's own home, a
-temporary directory, never the real one). A step, or an `expect`, with a key this driver
+temporary directory, never the real one); a `sessionless` call is `MemoryStore.call_tool`
+on a store of its own, made the same way. A step, or an `expect`, with a key this driver
 does not know fails the row, naming the key."""
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from metis_memory import (
     MemoryStore,
     MemoryStoreError,
     MetisWorkspaceError,
+    ToolOutcome,
+    ToolRefusal,
 )
 
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
@@ -34,8 +37,12 @@ TABLE = ROOT / "tests" / "surfaces" / "behaviours.json"
 # Each step's kind (the key that names it), with every key it may have and the checks
 # its `expect` may hold.
 STEPS: dict[str, tuple[set[str], set[str]]] = {
-    "open": ({"open", "expect"}, {"prompt_contains", "prompt_lacks"}),
+    "open": ({"open", "snapshot", "expect"}, {"prompt_contains", "prompt_lacks"}),
+    "start": ({"start"}, set()),
+    "prompt": ({"prompt", "expect"}, {"unchanged", "prompt_contains", "prompt_lacks"}),
+    "update": ({"update", "expect"}, {"none", "text_contains", "text_lacks"}),
     "call": ({"call", "tool", "input", "expect"}, {"ok", "text_contains", "text_lacks"}),
+    "sessionless": ({"sessionless", "expect"}, {"ok", "text_contains", "text_lacks"}),
     "next_response": ({"next_response"}, set()),
     "file": ({"file", "is"}, set()),
     "version": ({"version"}, set()),
@@ -52,6 +59,8 @@ OPTIONS: dict[str, tuple[object, ...]] = {
     "global_user": ("off", "read", "write"),
     "prompt_budget": (True, False),
 }
+# What a `sessionless` step's call may hold.
+SESSIONLESS = {"tool", "input", "unheld"}
 # How a `given` or `file` key names the user's own USER.md, in the row's home.
 IN_HOME = "~/"
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
@@ -84,6 +93,15 @@ def check_texts(expect: dict[str, Any], prefix: str, text: str) -> None:
     for unwanted in expect.get(f"{prefix}_lacks", ()):
         if unwanted in text:
             raise RowFailed(f"the {prefix} holds {unwanted!r}: {text!r}")
+
+
+def check_outcome(expect: dict[str, Any], outcome: ToolOutcome) -> None:
+    """A tool call's outcome against `expect`'s `ok`, `text_contains` and `text_lacks`."""
+    wrote = not outcome.is_error
+    text = outcome.message if isinstance(outcome, ToolRefusal) else outcome.text
+    if "ok" in expect and expect["ok"] != wrote:
+        raise RowFailed(f"expected ok={expect['ok']}, got ok={wrote}: {text!r}")
+    check_texts(expect, "text", text)
 
 
 def wit_version(path: Path) -> str:
@@ -122,6 +140,8 @@ class Driver:
         self.root = root
         self.home = home
         self.sessions: dict[str, MemorySession] = {}
+        # The prompt each session was opened with, byte for byte (`prompt`'s `unchanged`).
+        self.opened: dict[str, str] = {}
         # The last `memory_options` step's, for every later step: both start off.
         self.options: dict[str, Any] = {"global_user": "off", "prompt_budget": False}
 
@@ -189,17 +209,52 @@ class Driver:
 
         if kind == "open":
             # What a host does before a model call: a session, and the prompt composed.
-            session = self.store().session()
+            snapshot = step.get("snapshot", False)
+            if not isinstance(snapshot, bool):
+                raise RowFailed(f"snapshot is true or false, not {snapshot!r}")
+            session = self.store().session(snapshot=snapshot)
+            if session.snapshot is not snapshot:
+                raise RowFailed(f"session(snapshot={snapshot}) made one with {session.snapshot}")
             prompt = session.system_prompt("")
             self.sessions[step["open"]] = session
+            self.opened[step["open"]] = prompt.text
             check_texts(expect, "prompt", prompt.text)
+        elif kind == "start":
+            # A session whose model is shown nothing: no prompt composed.
+            self.sessions[step["start"]] = self.store().session()
+        elif kind == "prompt":
+            name = step["prompt"]
+            prompt = self.session(name).system_prompt("")
+            if "unchanged" in expect:
+                if name not in self.opened:
+                    raise RowFailed(f"session {name!r} was started, not opened with a prompt")
+                unchanged = prompt.text == self.opened[name]
+                if unchanged != expect["unchanged"]:
+                    raise RowFailed(
+                        f"expected unchanged={expect['unchanged']}: opened with "
+                        f"{self.opened[name]!r}, now {prompt.text!r}"
+                    )
+            check_texts(expect, "prompt", prompt.text)
+        elif kind == "update":
+            update = self.session(step["update"]).memory_update()
+            if "none" in expect and (update is None) != expect["none"]:
+                raise RowFailed(f"expected none={expect['none']}, got {update!r}")
+            if update is None and ("text_contains" in expect or "text_lacks" in expect):
+                raise RowFailed("no update, where its text was to be checked")
+            check_texts(expect, "text", update or "")
         elif kind == "call":
             outcome = self.session(step["call"]).call_tool(step["tool"], step["input"])
-            wrote = not outcome.is_error
-            text = outcome.message if outcome.is_error else outcome.text
-            if "ok" in expect and expect["ok"] != wrote:
-                raise RowFailed(f"expected ok={expect['ok']}, got ok={wrote}: {text!r}")
-            check_texts(expect, "text", text)
+            check_outcome(expect, outcome)
+        elif kind == "sessionless":
+            call = step["sessionless"]
+            for key in call:
+                if key not in SESSIONLESS:
+                    raise RowFailed(f"this driver does not know the sessionless key {key!r}")
+            unheld = call.get("unheld", False)
+            if not isinstance(unheld, bool):
+                raise RowFailed(f"unheld is true or false, not {unheld!r}")
+            outcome = self.store().call_tool(call["tool"], call["input"], unheld=unheld)
+            check_outcome(expect, outcome)
         elif kind == "next_response":
             self.session(step["next_response"]).next_response()
         elif kind == "file":

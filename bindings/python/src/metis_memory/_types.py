@@ -110,20 +110,34 @@ class FileVersion:
 
 
 @dataclass(frozen=True)
+class OwnWrite:
+    """A write the model of a session made (WIT `own-write`): the file's SHA-256 before
+    and after it, lowercase hex."""
+
+    file: MemoryFile
+    before_sha256: str
+    after_sha256: str
+
+
+@dataclass(frozen=True)
 class SessionState:
     """What the model of one conversation has seen of the memory files (WIT `session`):
     the state a `memory_consolidate` is held to. The component starts it and moves it; a
     `MemorySession` only keeps it between calls, and nothing else should make one up.
 
-    `seen`: the version of each file the model has seen whole (a consolidate of a listed
-    file is refused unless the file is still that version). `withheld`: files the memory
-    audit kept out of the model's context (every tool write to them is refused). `shown`:
-    versions refusals of the current model response showed it, seen from the next response
-    on."""
+    `seen`: the version of each file the model has been shown whole (a consolidate of a
+    listed file is refused unless the file is still that version; of a file not listed,
+    unless the file is empty or missing, since the model was shown nothing of it).
+    `withheld`: files the memory audit kept out of the model's context (every tool write
+    to them is refused). `shown`: versions refusals of the current model response showed
+    it, seen from the next response on. `own_writes`: the writes the model made in this
+    session, oldest first (the last 16), so that a refusal can say when the model's own
+    write, not another session or a person, moved a file."""
 
     seen: tuple[FileVersion, ...] = ()
     withheld: tuple[MemoryFile, ...] = ()
     shown: tuple[FileVersion, ...] = ()
+    own_writes: tuple[OwnWrite, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ._types import (
     MemoryFile,
     MemoryUpdated,
     Operation,
+    OwnWrite,
     PromptSource,
     ScanPolicy,
     SessionState,
@@ -136,6 +137,10 @@ def session_state(value: Any) -> SessionState:
         seen=tuple(file_version(v) for v in value.seen),
         withheld=tuple(FILE_FROM_WIT[f] for f in value.withheld),
         shown=tuple(file_version(v) for v in value.shown),
+        own_writes=tuple(
+            OwnWrite(FILE_FROM_WIT[w.file], get(w, "before_sha256"), get(w, "after_sha256"))
+            for w in get(value, "own_writes")
+        ),
     )
 
 
@@ -145,7 +150,22 @@ def session(state: SessionState) -> Record:
         seen=[file_version_record(v) for v in state.seen],
         withheld=[FILE_TO_WIT[MemoryFile(f)] for f in state.withheld],
         shown=[file_version_record(v) for v in state.shown],
+        own_writes=[
+            record(
+                file=FILE_TO_WIT[MemoryFile(w.file)],
+                before_sha256=w.before_sha256,
+                after_sha256=w.after_sha256,
+            )
+            for w in state.own_writes
+        ],
     )
+
+
+def session_update(value: Any) -> tuple[str | None, SessionState]:
+    """A WIT `session-update`: the text for the conversation (`None`: nothing changed)
+    and the session after it."""
+    text: str | None = value.text
+    return text, session_state(value.session)
 
 
 def scan_policy(policy: ScanPolicy) -> Record:

@@ -240,12 +240,28 @@ class MemoryStore:
         seen: Mapping[MemoryFile | str, str] | Iterable[FileVersion] | None = None,
         withheld: Iterable[MemoryFile | str] = (),
         scan: ScanPolicy | None = None,
+        unheld: bool = False,
     ) -> ToolOutcome:
-        """Runs one tool call; `input` is its JSON text (or a mapping, sent as JSON).
-        A refusal is returned as a `ToolRefusal` and changed nothing (a `ComponentTrap`
-        may not have: see there). `seen` holds the versions the model has seen, `withheld`
-        the files kept from it; an agent host keeps them with a `session()` instead."""
+        """Runs one tool call outside any session; `input` is its JSON text (or a mapping,
+        sent as JSON). A refusal is returned as a `ToolRefusal` and changed nothing (a
+        `ComponentTrap` may not have: see there).
+
+        The call is held as a session's is, to a model shown only `seen` (the versions it
+        has seen: none when `None`) and kept from `withheld`: a `memory_consolidate` of a
+        file not in `seen` is refused, showing the file, unless it is empty or missing,
+        since a model shown nothing of a file would drop whatever it holds. An agent host
+        keeps what its model saw with a `session()` instead.
+
+        `unheld=True` is the opt-out, by name, for a caller that knows what the file holds
+        (a person's own script, the conformance cases): only the files listed in `seen`
+        are held, and a consolidate of any other rewrites it whatever it holds."""
         text = _tool_input(input)
+        if not unheld:
+            state = SessionState(
+                seen=tuple(_last_per_file(_versions(seen))),
+                withheld=tuple(dict.fromkeys(MemoryFile(f) for f in withheld)),
+            )
+            return self._call_in_session(name, text, scan or ScanPolicy(), state)[0]
         withheld = [_wit.FILE_TO_WIT[MemoryFile(f)] for f in withheld]
         args: tuple[Any, ...]
         if seen is None and not withheld:
@@ -276,15 +292,24 @@ class MemoryStore:
     # Sessions
 
     def session(
-        self, *, audit: AuditPolicy | str = AuditPolicy.OMIT, scan: ScanPolicy | None = None
+        self,
+        *,
+        audit: AuditPolicy | str = AuditPolicy.OMIT,
+        scan: ScanPolicy | None = None,
+        snapshot: bool = False,
     ) -> MemorySession:
-        """A model's conversation with this workspace's memory, held to what it has seen:
-        compose the prompt with `system_prompt` before every model call and run the model's
-        tool calls with `call_tool`, and a consolidate based on an old version is refused
-        with the current content shown. Prompts are audited under `audit` (a file the
-        memory audit flags is left out and withheld from the tools by default), tool calls
-        scanned under `scan` (both parts by default). One per conversation."""
-        return MemorySession(self, AuditPolicy(audit), scan or ScanPolicy())
+        """A model's conversation with this workspace's memory, held to what it has been
+        shown: compose the prompt with `system_prompt` before every model call and run the
+        model's tool calls with `call_tool`, and a consolidate based on an old version, or
+        on a file the model was never shown, is refused with the current content shown.
+        Prompts are audited under `audit` (a file the memory audit flags is left out and
+        withheld from the tools by default), tool calls scanned under `scan` (both parts
+        by default). One per conversation.
+
+        With `snapshot=True` the system prompt is composed once and kept byte for byte,
+        so a provider's prompt cache keeps the whole prefix; what others write meanwhile
+        reaches the model through `memory_update()` instead (see `MemorySession`)."""
+        return MemorySession(self, AuditPolicy(audit), scan or ScanPolicy(), snapshot=snapshot)
 
     def _compose_session_prompt(
         self, base: str, audit: AuditPolicy
@@ -319,6 +344,17 @@ class MemoryStore:
             after: tuple[ToolOutcome, SessionState] = refused.value
             return after
 
+    def _memory_update(
+        self, state: SessionState, audit: AuditPolicy
+    ) -> tuple[str | None, SessionState]:
+        """The component's `memory-update`, on the kept read instance: the text for the
+        conversation (`None`: nothing changed) and the session after it. A store refusal
+        raises, and no session comes back."""
+        value = self._store(
+            _Access.READ, MemoryFile.MEMORY, "memory-update", _wit.session(state), audit.value
+        )
+        return _wit.session_update(value)
+
     def _next_response(self, state: SessionState) -> SessionState:
         """The component's `next-response` (it reads no file), on the kept read instance."""
         value = self._run(
@@ -336,6 +372,7 @@ class MemoryStore:
             "assemble-system-prompt",
             "compose-system-prompt",
             "compose-session-prompt",
+            "memory-update",
         )
         call_args = (wit_file, *args) if takes_file else args
 
@@ -613,3 +650,12 @@ def _versions(
     if isinstance(seen, Mapping):
         return [FileVersion(MemoryFile(f), h) for f, h in seen.items()]
     return list(seen)
+
+
+def _last_per_file(versions: Iterable[FileVersion]) -> list[FileVersion]:
+    """One version per file, the last listed (as `call-with-options` counts a file listed
+    twice), in the order the files were first listed: a WIT `session` lists each once."""
+    last: dict[MemoryFile, FileVersion] = {}
+    for version in versions:
+        last[MemoryFile(version.file)] = FileVersion(MemoryFile(version.file), version.sha256)
+    return list(last.values())
