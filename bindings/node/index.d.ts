@@ -101,13 +101,20 @@ export interface FileVersion {
 }
 
 export interface CallToolOptions {
-  /** The versions of the files the model has seen: a `memory_consolidate` of a listed
-   * file is refused unless the file is still that version. */
+  /** The versions of the files the model has been shown whole: a `memory_consolidate` of
+   * a listed file is refused (showing the current content) unless the file is still that
+   * version. A file not listed was shown nothing: a consolidate of it goes through only
+   * while it is empty or missing (unless {@link CallToolOptions.unheld}). */
   seen?: Partial<Record<MemoryFileName, string>> | FileVersion[];
   /** Files kept out of the model's context: every tool write to them is refused. */
   withheld?: MemoryFileName[];
   /** The memory poisoning scan's parts (both on by default). */
   scan?: { invisibleCharacters?: boolean; injectionPatterns?: boolean };
+  /** Opt out of the hold by name (`true`): the call is the component's `call`,
+   * `call-with-policy` or `call-with-options`, and a `memory_consolidate` of a file not
+   * in `seen` rewrites it whatever it holds. For a person's own script or a test that
+   * knows what it replaces; never for a model's calls. Default `false`. */
+  unheld?: boolean;
 }
 
 export interface OpenOptions {
@@ -166,43 +173,84 @@ export interface GlobalUser {
   readonly agentWrites: boolean;
 }
 
-/** What the model of one conversation has seen, as the component last returned it: the
- * state its next tool call is held to. The component moves it; a host only keeps it. */
+/** A write the model of a session made (`SessionState.ownWrites`). */
+export interface OwnWrite {
+  readonly file: MemoryFileName;
+  /** The SHA-256 of the file before the write and after it. */
+  readonly beforeSha256: string;
+  readonly afterSha256: string;
+}
+
+/** What the model of one conversation has been shown, as the component last returned it:
+ * the state its next tool call is held to. The component moves it; a host only keeps it.
+ * Shown means: composed into a system prompt it was sent ({@link Session.systemPrompt}),
+ * returned by {@link Session.memoryUpdate}, or shown in a refusal's message (from the
+ * next response on), or written by the model itself (a consolidate, or an edit of the
+ * version it held). */
 export interface SessionState {
-  /** The version of each file the model has seen whole: a `memory_consolidate` of a
-   * listed file is refused (showing the current content) unless it is still that version. */
+  /** The version of each file the model has been shown whole: a `memory_consolidate` of
+   * a listed file is refused (showing the current content) unless it is still that
+   * version. A file not listed was shown nothing: it is held to the empty file, so a
+   * consolidate of it goes through only while it is empty or missing. */
   readonly seen: readonly Readonly<FileVersion>[];
   /** Files the audit kept out of the model's context: every tool write to them is refused. */
   readonly withheld: readonly MemoryFileName[];
   /** Versions refusals of the current model response showed it, seen from the next
    * response on. */
   readonly shown: readonly Readonly<FileVersion>[];
+  /** The writes the model made in this session, oldest first (the last 16): a refusal
+   * says when they, not another session or a person, moved a file. */
+  readonly ownWrites: readonly Readonly<OwnWrite>[];
 }
 
 export interface SessionOptions {
-  /** What prompt composition does with a file the memory audit flags. Default `"omit"`:
-   * it is left out of the prompt, and the tools refuse to write it. */
+  /** What prompt composition (and {@link Session.memoryUpdate}) does with a file the
+   * memory audit flags. Default `"omit"`: it is left out of the prompt, and the tools
+   * refuse to write it. */
   audit?: AuditPolicy;
   /** The memory poisoning scan's parts for tool calls (both on by default). */
   scan?: { invisibleCharacters?: boolean; injectionPatterns?: boolean };
+  /** A snapshot session (default `false`): {@link Session.systemPrompt} composes the
+   * memory once per base and returns the same bytes for the rest of the conversation,
+   * whatever is written meanwhile, so a provider's prompt cache keeps the whole prefix
+   * (put the cache breakpoint after the system prompt). The model learns of its own
+   * writes from their tool results, and of anyone else's from
+   * {@link Session.memoryUpdate}: call it before each user turn and append what it
+   * returns at the start of that turn, never to the system prompt. */
+  snapshot?: boolean;
 }
 
 /** A model's conversation with a workspace's memory ({@link Workspace.session}): compose
  * the prompt with {@link Session.systemPrompt} before every model call and run the
  * model's tool calls with {@link Session.callTool}; a `memory_consolidate` the model based
- * on an old version is refused, with the current content shown to it. How the session
- * moves is decided in the component; this only keeps it between calls. */
+ * on an old version, or on nothing (a file it was never shown), is refused, with the
+ * current content shown to it. How the session moves is decided in the component; this
+ * only keeps it between calls. Calls of one session may run concurrently: each takes the
+ * session the one before it returned. */
 export interface Session {
   readonly workspace: Workspace;
-  /** The audit policy prompts are composed under. */
+  /** The audit policy prompts and memory updates are composed under. */
   readonly audit: AuditPolicy;
-  /** What the model has seen (frozen); a call that throws leaves it as it was. */
+  /** Whether this is a snapshot session ({@link SessionOptions.snapshot}). */
+  readonly snapshot: boolean;
+  /** What the model has been shown (frozen); a call that throws leaves it as it was. */
   readonly state: SessionState;
   /** The system prompt for the next model call (`base`, then the memory sections), with
    * the versions it was composed from: the session starts again from what the model now
-   * sees. A store refusal ({@link FlaggedError} under `"refuse"`) leaves the session as
-   * it was. */
+   * sees. In a snapshot session, the prompt first composed for `base`, byte for byte,
+   * and the model is asked again ({@link Session.nextResponse}); another base composes
+   * and freezes anew. A store refusal ({@link FlaggedError} under `"refuse"`) leaves the
+   * session as it was. */
   systemPrompt(base?: string): Promise<ComposedPrompt>;
+  /** What changed in the memory since the model was last shown each file, as text to
+   * append to the conversation (at the start of the next user turn; never in the system
+   * prompt), or `null` when nothing did. Each changed file is shown whole, between
+   * marker lines naming its version, and counts as shown once returned: the model's
+   * next consolidate is held to it, so the text must reach the model. The model's own
+   * writes, which it learnt from their tool results, are not news. For a snapshot
+   * session (any session may call it). A file that is not text rejects with its
+   * {@link StoreError}, and the session is left as it was. */
+  memoryUpdate(): Promise<string | null>;
   /** Runs one of the model's tool calls on a fresh instance, held to what the model has
    * seen; `input` is its JSON text or the parsed value. A refusal rejects with
    * {@link ToolError} (and still moves the session: a stale consolidate's shows the
@@ -284,8 +332,11 @@ export interface Workspace {
   /** `memory_add`, `memory_replace`, `memory_consolidate`. */
   toolDefinitions(): Promise<ToolDefinition[]>;
   /** Runs a tool call outside any session; `input` is its JSON text or the parsed value.
-   * A refusal rejects with {@link ToolError}. `seen`/`withheld` hold it to versions the
-   * caller tracks itself; an agent host uses {@link Workspace.session} instead. */
+   * A refusal rejects with {@link ToolError}. Held as a session shown `seen` (nothing
+   * when absent) with `withheld` kept from it: a `memory_consolidate` of a file not in
+   * `seen` that is not empty is refused, its content shown in the message (the
+   * `ToolError`'s `shown`), and nothing is written. `unheld: true` opts out by name. An
+   * agent host uses {@link Workspace.session} instead. */
   callTool(name: string, input: string | unknown, options?: CallToolOptions): Promise<ToolSuccess>;
 }
 

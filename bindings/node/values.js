@@ -98,7 +98,19 @@ export function sessionState(session) {
     seen: Object.freeze(session.seen.map((v) => Object.freeze(fileVersion(v)))),
     withheld: Object.freeze(session.withheld.map((file) => FILE_NAME[file])),
     shown: Object.freeze(session.shown.map((v) => Object.freeze(fileVersion(v)))),
+    ownWrites: Object.freeze(session.ownWrites.map((w) => Object.freeze(ownWrite(w)))),
   });
+}
+
+/** A write the model of a session made, as this package shows it. */
+function ownWrite(w) {
+  return { file: FILE_NAME[w.file], beforeSha256: w.beforeSha256, afterSha256: w.afterSha256 };
+}
+
+/** The session a sessionless tool call is held to: a model shown `seen` (nothing when
+ * absent) with `withheld` kept from it, which has made no write yet. */
+export function heldSession(seen, withheld) {
+  return { seen: seenVersions(seen), withheld: (withheld ?? []).map(witFile), shown: [], ownWrites: [] };
 }
 
 const AUDIT_POLICIES = ["off", "report", "omit", "refuse"];

@@ -17,7 +17,7 @@ import { globalUserOption } from "./global-user.js";
 import { Session } from "./session.js";
 import { StoreError, ToolError, TrapError, WorkspaceError, componentErrorPayload, failure, storeError, toolError } from "./errors.js";
 import { DEFAULT_LIMITS, GUEST_CORE_MODULE, coreModules, limitsOption } from "./component.js";
-import { FILE_NAME, GLOBAL_USER_FILE, auditPolicy, composedPrompt, finding, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
+import { FILE_NAME, GLOBAL_USER_FILE, auditPolicy, composedPrompt, finding, heldSession, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
 
 /** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
 const GUEST_METIS_DIR = ".metis";
@@ -204,11 +204,27 @@ class Workspace {
     );
   }
 
+  /** One tool call outside any session, held as a session would hold it: to a model shown
+   * `seen` (nothing when absent) with `withheld` kept from it, so a `memory_consolidate`
+   * of a file not in `seen` that is not empty is refused, showing its content. With
+   * `unheld: true`, the call is made as before sessions held it (`call`,
+   * `call-with-policy`, `call-with-options`): a file not in `seen` is consolidated
+   * whatever it holds. */
   async callTool(name, input, options = {}) {
     text(name, "name");
     const inputText = toolInput(input);
-    const { seen, withheld, scan } = options;
+    const { seen, withheld, scan, unheld } = options;
     const policy = scanPolicy(scan);
+    if (unheld !== true) {
+      const session = heldSession(seen, withheld);
+      return this.#run("write", (root) => {
+        const { outcome } = root.tools.callInSession(name, inputText, policy, session);
+        // Thrown inside the write, as the unheld calls' refusals are, so that a refused
+        // first write removes the `.metis/` it created.
+        if (outcome.tag === "err") throw toolError(outcome.val);
+        return toolSuccess(outcome.val);
+      });
+    }
     const callOptions =
       seen === undefined && withheld === undefined
         ? undefined
@@ -228,32 +244,54 @@ class Workspace {
     });
   }
 
-  /** A conversation with this workspace's memory: prompts composed under `audit`, tool
-   * calls scanned under `scan` and held to what the model has seen (session.js). */
-  session({ audit = "omit", scan } = {}) {
+  /** A conversation with this workspace's memory: prompts and memory updates composed
+   * under `audit`, tool calls scanned under `scan` and held to what the model has been
+   * shown (session.js); with `snapshot`, the system prompt is composed once per base and
+   * kept byte-identical. */
+  session({ audit = "omit", scan, snapshot = false } = {}) {
     auditPolicy(audit);
     const policy = scanPolicy(scan);
     // Each runs the component and keeps the session it returns in one synchronous step
-    // (`keep`), so concurrent calls of one session each take the one before's session.
-    return new Session(this, audit, {
-      systemPrompt: (base, keep) => {
+    // (`keep`), so concurrent calls of one session each take the one before's session; a
+    // snapshot session's frozen prompt is looked up and set in that step too.
+    return new Session(this, audit, snapshot === true, {
+      systemPrompt: (base, kept, keep, frozen) => {
         text(base, "base");
-        return this.#store("read", "MEMORY.md", (s) => {
+        return this.#store("read", "MEMORY.md", (s, _file, root) => {
+          const held = frozen.get();
+          if (held && held.base === base) {
+            const session = root.tools.nextResponse(kept());
+            keep(session, sessionState(session));
+            return composedPrompt(held.prompt);
+          }
           const { prompt, session } = s.composeSessionPrompt(base, audit);
           keep(session, sessionState(session));
+          frozen.set(base, prompt);
           return composedPrompt(prompt);
         });
       },
+      memoryUpdate: (kept, keep) =>
+        this.#store("read", "MEMORY.md", (s) => {
+          const { text, session } = s.memoryUpdate(kept(), audit);
+          keep(session, sessionState(session));
+          return text ?? null;
+        }),
       callTool: async (name, input, kept, keep) => {
         text(name, "name");
         const inputText = toolInput(input);
-        const outcome = await this.#run("write", (root) => {
-          const { outcome, session } = root.tools.callInSession(name, inputText, policy, kept());
+        // The session the call takes, read once: a write run again after its `.metis/`
+        // vanished runs from it again, and only the last run's session is kept (the
+        // model is told that run's outcome alone). Nothing awaits between the runs.
+        let taken;
+        return this.#run("write", (root) => {
+          taken ??= kept();
+          const { outcome, session } = root.tools.callInSession(name, inputText, policy, taken);
           keep(session, sessionState(session));
-          return outcome;
+          // Thrown inside the write, so that a refused first write removes the `.metis/`
+          // it created.
+          if (outcome.tag === "err") throw toolError(outcome.val);
+          return toolSuccess(outcome.val);
         });
-        if (outcome.tag === "err") throw toolError(outcome.val);
-        return toolSuccess(outcome.val);
       },
       nextResponse: (kept, keep) =>
         this.#run("read", (root) => {
@@ -268,7 +306,7 @@ class Workspace {
     const wit = witFile(file);
     return this.#run(access, (root) => {
       try {
-        return op(root.store, wit);
+        return op(root.store, wit, root);
       } catch (e) {
         const refused = componentErrorPayload(e);
         if (!refused) throw e;

@@ -109,10 +109,11 @@ async function runStep(ws, step) {
 async function runOp(ws, step) {
   if (step.tool !== undefined) {
     const input = "input" in step ? JSON.stringify(step.input) : text(step, "input_text");
+    // The cases are the component's `call` and `call-with-options`: unheld, by name.
     const options =
       step.seen === undefined && step.withheld === undefined
-        ? undefined
-        : { seen: step.seen ?? {}, withheld: step.withheld ?? [] };
+        ? { unheld: true }
+        : { seen: step.seen ?? {}, withheld: step.withheld ?? [], unheld: true };
     return toolSuccessJson(await ws.callTool(step.tool, input, options));
   }
   const file = step.file;

@@ -1,7 +1,8 @@
 // The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
 // against the installed package: one test per row, each session ("A", "B") a
-// `Workspace.session()` of a workspace of its own opened on the row's directory, with the
-// options the last `memory_options` step set. A row has a home of its own (a temporary
+// `Workspace.session()` (`{ snapshot: true }` for a snapshot `open`) of a workspace of its
+// own opened on the row's directory, with the options the last `memory_options` step set;
+// a `sessionless` step is `Workspace.callTool` on a workspace opened for it. A row has a home of its own (a temporary
 // directory, never the real home) for the user's own `.metis/` (`~/.metis/USER.md`). A
 // step, or an `expect`, with a key this driver does not know fails the row, naming the key.
 
@@ -19,8 +20,12 @@ const TABLE = ROOT && path.join(ROOT, "tests", "surfaces", "behaviours.json");
 // Each step's kind (the key that names it), with every key it may have and the checks
 // its `expect` may hold.
 const STEPS = {
-  open: { keys: ["open", "expect"], checks: ["prompt_contains", "prompt_lacks"] },
+  open: { keys: ["open", "snapshot", "expect"], checks: ["prompt_contains", "prompt_lacks"] },
+  start: { keys: ["start"], checks: [] },
+  prompt: { keys: ["prompt", "expect"], checks: ["unchanged", "prompt_contains", "prompt_lacks"] },
+  update: { keys: ["update", "expect"], checks: ["none", "text_contains", "text_lacks"] },
   call: { keys: ["call", "tool", "input", "expect"], checks: ["ok", "text_contains", "text_lacks"] },
+  sessionless: { keys: ["sessionless", "expect"], checks: ["ok", "text_contains", "text_lacks"] },
   next_response: { keys: ["next_response"], checks: [] },
   file: { keys: ["file", "is"], checks: [] },
   version: { keys: ["version"], checks: [] },
@@ -32,6 +37,8 @@ const STEPS = {
   read_refused: { keys: ["read_refused", "expect"], checks: ["kind", "text_contains"] },
   memory_options: { keys: ["memory_options"], checks: [] },
 };
+// What a `sessionless` step's object may hold.
+const SESSIONLESS_KEYS = ["tool", "input", "unheld"];
 // What a `memory_options` step may set, and the values each takes.
 const MEMORY_OPTIONS = { global_user: ["off", "read", "write"], prompt_budget: [true, false] };
 // How a `given` or `file` key names the user's own USER.md: a file in the row's home.
@@ -76,6 +83,25 @@ function checkTexts(expect, prefix, text) {
   }
 }
 
+/** A tool call (`call`, a session's or the workspace's) against a `call` step's `expect`:
+ * `ok` (whether it wrote), `text_contains`, `text_lacks` (its success text or refusal). */
+async function checkToolCall(expect, call) {
+  let wrote;
+  let text;
+  try {
+    text = (await call()).text;
+    wrote = true;
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    text = e.message;
+    wrote = false;
+  }
+  if (Object.hasOwn(expect, "ok") && expect.ok !== wrote) {
+    throw new RowFailed(`expected ok=${expect.ok}, got ok=${wrote}: ${JSON.stringify(text)}`);
+  }
+  checkTexts(expect, "text", text);
+}
+
 /** The version of the WIT package declared in `file` (`package metis:memory@X;`). */
 function witVersion(file) {
   const found = /^package metis:memory@([^;\s]+);/m.exec(fs.readFileSync(file, "utf8"));
@@ -90,6 +116,8 @@ class Driver {
     this.root = root;
     this.home = home;
     this.sessions = new Map();
+    // The prompt each session was opened with (`open`), which `prompt` compares with.
+    this.opened = new Map();
     // As `memory_options` last set them; both start off.
     this.globalUser = "off";
     this.promptBudget = false;
@@ -171,27 +199,58 @@ class Driver {
     switch (kind) {
       case "open": {
         // What a host does before a model call: a session, and the prompt composed.
-        const session = openWorkspace(this.root, this.options()).session();
+        if (Object.hasOwn(step, "snapshot") && typeof step.snapshot !== "boolean") {
+          throw new RowFailed(`snapshot is true or false, not ${JSON.stringify(step.snapshot)}`);
+        }
+        const session = openWorkspace(this.root, this.options()).session({ snapshot: step.snapshot === true });
         const prompt = await session.systemPrompt("");
         this.sessions.set(step.open, session);
+        this.opened.set(step.open, prompt.text);
         checkTexts(expect, "prompt", prompt.text);
         break;
       }
-      case "call": {
-        let wrote;
-        let text;
-        try {
-          text = (await this.session(step.call).callTool(step.tool, step.input)).text;
-          wrote = true;
-        } catch (e) {
-          if (!(e instanceof ToolError)) throw e;
-          text = e.message;
-          wrote = false;
+      case "start":
+        // A session whose model is shown nothing: no prompt composed.
+        this.sessions.set(step.start, openWorkspace(this.root, this.options()).session());
+        this.opened.delete(step.start);
+        break;
+      case "prompt": {
+        const prompt = await this.session(step.prompt).systemPrompt("");
+        if (Object.hasOwn(expect, "unchanged")) {
+          if (!this.opened.has(step.prompt)) throw new RowFailed(`session ${JSON.stringify(step.prompt)} was started with no prompt to compare with`);
+          const opened = this.opened.get(step.prompt);
+          if ((prompt.text === opened) !== expect.unchanged) {
+            throw new RowFailed(`expected unchanged=${expect.unchanged}: opened with ${JSON.stringify(opened)}, now ${JSON.stringify(prompt.text)}`);
+          }
         }
-        if (Object.hasOwn(expect, "ok") && expect.ok !== wrote) {
-          throw new RowFailed(`expected ok=${expect.ok}, got ok=${wrote}: ${JSON.stringify(text)}`);
+        checkTexts(expect, "prompt", prompt.text);
+        break;
+      }
+      case "update": {
+        const update = await this.session(step.update).memoryUpdate();
+        if (Object.hasOwn(expect, "none") && (update === null) !== expect.none) {
+          throw new RowFailed(`expected none=${expect.none}, got ${JSON.stringify(update)}`);
         }
-        checkTexts(expect, "text", text);
+        if (update === null && (expect.text_contains ?? []).length > 0) throw new RowFailed("there was no update");
+        checkTexts(expect, "text", update ?? "");
+        break;
+      }
+      case "call":
+        await checkToolCall(expect, () => this.session(step.call).callTool(step.tool, step.input));
+        break;
+      case "sessionless": {
+        const call = step.sessionless;
+        if (call === null || typeof call !== "object" || Array.isArray(call)) {
+          throw new RowFailed(`sessionless is an object, not ${JSON.stringify(call)}`);
+        }
+        for (const key of Object.keys(call)) {
+          if (!SESSIONLESS_KEYS.includes(key)) throw new RowFailed(`this driver does not know the sessionless key ${JSON.stringify(key)}`);
+        }
+        if (Object.hasOwn(call, "unheld") && typeof call.unheld !== "boolean") {
+          throw new RowFailed(`unheld is true or false, not ${JSON.stringify(call.unheld)}`);
+        }
+        const ws = openWorkspace(this.root, this.options());
+        await checkToolCall(expect, () => ws.callTool(call.tool, call.input, { unheld: call.unheld === true }));
         break;
       }
       case "next_response":
@@ -365,6 +424,37 @@ test("a step or check this driver does not know fails the row, naming it", async
   assert.ok(unknownOption instanceof RowFailed && /option "colour"/.test(unknownOption.message), String(unknownOption));
   const badValue = await failure({ name: "x", given: {}, steps: [{ memory_options: { global_user: "sometimes" } }] });
   assert.ok(badValue instanceof RowFailed && /global_user is one of/.test(badValue.message), String(badValue));
+  const unknownSessionless = await failure({ name: "x", given: {}, steps: [{ sessionless: { tool: "memory_add", input: {}, held: false } }] });
+  assert.ok(unknownSessionless instanceof RowFailed && /sessionless key "held"/.test(unknownSessionless.message), String(unknownSessionless));
+  const unknownUpdateCheck = await failure({ name: "x", given: {}, steps: [{ start: "A" }, { update: "A", expect: { prompt_contains: [] } }] });
+  assert.ok(unknownUpdateCheck instanceof RowFailed && /update check "prompt_contains"/.test(unknownUpdateCheck.message), String(unknownUpdateCheck));
+});
+
+test("the checks of start, prompt, update and sessionless fail a row where they do not hold", async (t) => {
+  const failure = async (steps) => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-surfaces-"));
+    t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+    const given = { "MEMORY.md": "- a\n" };
+    return new Driver(root).run({ name: "x", given, steps }).then(() => undefined, (e) => e);
+  };
+  const add = (session, entry) => ({ call: session, tool: "memory_add", input: { file: "MEMORY.md", entry }, expect: { ok: true } });
+  // A session that is not a snapshot composes its prompt afresh: not unchanged.
+  const recomposed = await failure([{ open: "A" }, { open: "B" }, add("B", "- b"), { prompt: "A", expect: { unchanged: true } }]);
+  assert.ok(recomposed instanceof RowFailed && /expected unchanged=true/.test(recomposed.message), String(recomposed));
+  const kept = await failure([{ open: "A", snapshot: true }, { open: "B" }, add("B", "- b"), { prompt: "A", expect: { unchanged: false } }]);
+  assert.ok(kept instanceof RowFailed && /expected unchanged=false/.test(kept.message), String(kept));
+  const started = await failure([{ start: "A" }, { prompt: "A", expect: { unchanged: true } }]);
+  assert.ok(started instanceof RowFailed && /no prompt to compare with/.test(started.message), String(started));
+  const news = await failure([{ open: "A", snapshot: true }, { open: "B" }, add("B", "- b"), { update: "A", expect: { none: true } }]);
+  assert.ok(news instanceof RowFailed && /expected none=true, got ".*- b/.test(news.message), String(news));
+  const nothing = await failure([{ open: "A", snapshot: true }, { update: "A", expect: { text_contains: ["- a"] } }]);
+  assert.ok(nothing instanceof RowFailed && /there was no update/.test(nothing.message), String(nothing));
+  const held = await failure([{ sessionless: { tool: "memory_consolidate", input: { file: "MEMORY.md", content: "- z\n" } }, expect: { ok: true } }]);
+  assert.ok(held instanceof RowFailed && /expected ok=true, got ok=false: "You have not been shown MEMORY.md/.test(held.message), String(held));
+  const unheld = await failure([{ sessionless: { tool: "memory_consolidate", input: { file: "MEMORY.md", content: "- z\n" }, unheld: true }, expect: { ok: false } }]);
+  assert.ok(unheld instanceof RowFailed && /expected ok=false, got ok=true/.test(unheld.message), String(unheld));
+  const unshown = await failure([{ start: "A" }, { call: "A", tool: "memory_consolidate", input: { file: "MEMORY.md", content: "- z\n" }, expect: { ok: true } }]);
+  assert.ok(unshown instanceof RowFailed && /expected ok=true, got ok=false/.test(unshown.message), String(unshown));
 });
 
 test("memory_options apply to the sessions opened after the step, in the row's own home", async (t) => {
