@@ -72,6 +72,8 @@ fn exports_store_and_tools_by_their_wit_names() {
             "session",
             "session-prompt",
             "compose-session-prompt",
+            "session-update",
+            "memory-update",
             "edit",
             "replacement",
             "expected-content",
@@ -129,7 +131,7 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
 
 /// One line per imported interface: its versioned name, then the names it must provide.
 const REVIEWED_IMPORTS: &str = "
-metis:memory/types@0.3.0: audit-finding changed-info file-version flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file poisoned-info session store-error too-large-info unsynced-info write-result
+metis:memory/types@0.3.0: audit-finding changed-info file-version flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file own-write poisoned-info session store-error too-large-info unsynced-info write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
 wasi:clocks/wall-clock@0.2.12: datetime

@@ -87,3 +87,24 @@ fn creating_metis_syncs_the_workspace_directory() {
         .any(|line| line.contains(&format!("<{}>)", root.display())));
     assert!(synced_root, "no fsync of {}:\n{trace}", root.display());
 }
+
+/// A tool call refused in a session, or with none, is a failed first write like a
+/// store call's: the `.metis/` it created is removed, and a session's refusal still
+/// returns the session it moved to.
+#[test]
+fn a_refused_first_tool_call_leaves_no_metis_behind() {
+    let too_big = format!(r#"{{"file":"MEMORY.md","entry":"{}"}}"#, "x".repeat(5000));
+    let t = TestWorkspace::new();
+    let ws = Workspace::open(t.root());
+    let mut session = ws.session();
+    assert!(session.call_tool("memory_add", &too_big).is_err());
+    assert!(!ws.metis_dir().exists(), "a refused session call left .metis/");
+    assert!(ws.call_tool("memory_add", &too_big).is_err());
+    assert!(!ws.metis_dir().exists(), "a refused sessionless call left .metis/");
+    // A refusal that showed a version is kept in the session it returns.
+    std::fs::create_dir(ws.metis_dir()).unwrap();
+    std::fs::write(ws.metis_dir().join("MEMORY.md"), "- a\n").unwrap();
+    let refused = session.call_tool("memory_consolidate", r#"{"file":"MEMORY.md","content":"- b\n"}"#);
+    assert!(refused.is_err());
+    assert_eq!(session.state().shown.len(), 1, "{:?}", session.state());
+}

@@ -6,10 +6,11 @@ mod common;
 use std::process::Output;
 
 use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
-use metis_memory::{AuditPolicy, Error, MemoryFile, Session, StoreError};
+use metis_memory::{AuditPolicy, CallOptions, Error, MemoryFile, ScanPolicy, Session, StoreError};
 use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
+const U: MemoryFile = MemoryFile::User;
 
 fn cli(t: &TestWorkspace, args: &[&str], stdin: &str) -> Output {
     run_cli(t, args, stdin)
@@ -35,7 +36,8 @@ fn shown_content(message: &str) -> String {
 
 #[test]
 fn without_seen_versions_a_stale_consolidate_drops_another_writers_entry() {
-    // The lost update this issue is about, as `call` (no versions) still behaves.
+    // The lost update holding prevents, as the unheld call (the WIT's `call`) still makes
+    // it; the library's own `call_tool` is held as a model shown nothing, and refuses.
     let t = TestWorkspace::new();
     t.put(M, "- builds with cargo\n");
     let seen_by_model = t.ws.read(M).unwrap();
@@ -45,11 +47,23 @@ fn without_seen_versions_a_stale_consolidate_drops_another_writers_entry() {
         "",
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    t.ws.call_tool(
-        "memory_consolidate",
-        &consolidate(&seen_by_model.replace("cargo", "cargo build")),
-    )
-    .unwrap();
+    let stale = consolidate(&seen_by_model.replace("cargo", "cargo build"));
+    let refused = t.ws.call_tool("memory_consolidate", &stale);
+    assert!(
+        matches!(&refused, Err(Error::Tool(e)) if e.message.starts_with("You have not been shown MEMORY.md")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        t.bytes(M).unwrap(),
+        b"- builds with cargo\n- CI needs the nightly toolchain\n"
+    );
+    let unheld = CallOptions {
+        scan: ScanPolicy::default(),
+        seen: Vec::new(),
+        withheld: Vec::new(),
+    };
+    t.ws.call_tool_unheld("memory_consolidate", &stale, &unheld)
+        .unwrap();
     assert_eq!(t.bytes(M).unwrap(), b"- builds with cargo build\n");
 }
 
@@ -502,8 +516,9 @@ fn a_file_the_audit_left_out_is_withheld_from_every_tool_write() {
 #[test]
 fn a_consolidate_of_a_file_not_held_starts_holding_it() {
     let t = TestWorkspace::new();
-    t.put(M, "- a\n");
+    t.put(U, "- likes tea\n");
     let mut session = t.ws.session();
+    // Shown nothing, the model may rewrite a file that holds nothing: it wrote all of it.
     session
         .call_tool("memory_consolidate", &consolidate("- b\n"))
         .unwrap();

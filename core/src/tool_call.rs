@@ -219,6 +219,18 @@ fn changed(file: MemoryFile, mover: Mover, current_hash: &str, current: &[u8]) -
     };
     let size = current.len();
     let Ok(text) = core::str::from_utf8(current) else {
+        // A file that is not text can be shown to no model, and a consolidate is the one
+        // way to replace it (the store's rule): once told so, the model may, held to
+        // this version. A version it was shown has become this by another's hand, which
+        // is for a person to review.
+        if mover == Mover::NotShown {
+            return ToolRefusal {
+                message: format!(
+                    "{head} It is {size} bytes that are not valid UTF-8 text, so it cannot be shown to you, and memory_consolidate is the only way to replace it: to replace it whole, call memory_consolidate again."
+                ),
+                shown: Some((file, current_hash.into())),
+            };
+        }
         return withheld(format!(
             "It is now {size} bytes that are not valid UTF-8 text"
         ));
@@ -636,6 +648,27 @@ pub(crate) mod tests {
         }
         let user = r#"{"file":"USER.md","entry":"x"}"#.to_string();
         assert!(run_tool_call("memory_add", user, &options, on("")).is_ok());
+    }
+
+    #[test]
+    fn a_file_never_shown_that_is_not_text_may_be_replaced_once_the_model_is_told() {
+        let options = CallOptions {
+            hold_unseen: true,
+            ..CallOptions::scan_all()
+        };
+        let current = b"- a\n\xff\n";
+        let refusal =
+            run_tool_call("memory_consolidate", consolidate("- a\\n"), &options, on(current))
+                .unwrap_err();
+        assert!(
+            refusal.message.ends_with("it cannot be shown to you, and memory_consolidate is the only way to replace it: to replace it whole, call memory_consolidate again."),
+            "{}",
+            refusal.message
+        );
+        assert_eq!(
+            refusal.shown,
+            Some((MemoryFile::Memory, sha256_hex(current)))
+        );
     }
 
     #[test]

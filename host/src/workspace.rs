@@ -391,12 +391,26 @@ impl Workspace {
         scan: ScanPolicy,
         session: &SessionState,
     ) -> Result<SessionOutcome, Error> {
-        self.run(Access::Write, |store, memory| {
+        // A refusal is a failed write to `run` (so a `.metis/` this call created is
+        // removed, and a call whose `.metis/` vanished runs again), but its session is
+        // kept: the refusal may have shown the model a version.
+        let refused = std::cell::RefCell::new(None);
+        let outcome = self.run(Access::Write, |store, memory| {
             let tools = memory.metis_memory_tools();
-            Ok(Ok(
-                tools.call_call_in_session(store, name, input, scan, session)?
-            ))
-        })
+            let outcome = tools.call_call_in_session(store, name, input, scan, session)?;
+            Ok(match &outcome.outcome {
+                Ok(_) => Ok(outcome),
+                Err(error) => {
+                    let error = Error::Tool(error.clone());
+                    *refused.borrow_mut() = Some(outcome);
+                    Err(error)
+                }
+            })
+        });
+        match (outcome, refused.into_inner()) {
+            (Err(Error::Tool(_)), Some(outcome)) => Ok(outcome),
+            (outcome, _) => outcome,
+        }
     }
 
     /// A `store` call about `file`; a refusal carries the component's text for it.
