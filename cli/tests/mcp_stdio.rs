@@ -167,7 +167,13 @@ fn tool_names(reply: &Value) -> Vec<&str> {
         .collect()
 }
 
-const TOOLS: [&str; 3] = ["memory_add", "memory_replace", "memory_consolidate"];
+/// The server's own read-only `memory_view` first, then the component's tools.
+const TOOLS: [&str; 4] = [
+    "memory_view",
+    "memory_add",
+    "memory_replace",
+    "memory_consolidate",
+];
 
 #[test]
 fn a_line_that_is_not_json_gets_a_parse_error_and_the_next_request_is_answered() {
@@ -509,11 +515,18 @@ fn tool_call(server: &mut Server, id: u64, name: &str, arguments: Value) -> (boo
     (reply["result"]["isError"] == false, text)
 }
 
-/// When the memory cannot be composed whole at `initialize` (MEMORY.md is not UTF-8),
-/// each file is shown on its own: the flagged USER.md is kept out and withheld from the
-/// tools, MEMORY.md is named as unreadable and only a consolidate may replace it. (Found
-/// by review: before, the session stayed empty and a consolidate of the flagged file
-/// went through.)
+/// `memory_view` with `id`: its text, which must not be an error.
+fn view(server: &mut Server, id: u64) -> String {
+    let (ok, text) = tool_call(server, id, "memory_view", json!({}));
+    assert!(ok, "{text}");
+    text
+}
+
+/// When the memory cannot be composed whole (MEMORY.md is not UTF-8), each file is shown
+/// on its own, in the instructions and by `memory_view`: the flagged USER.md is kept out
+/// and withheld from the tools, MEMORY.md is named as unreadable and only a consolidate
+/// may replace it. (Found by review: before, the session stayed empty and a consolidate
+/// of the flagged file went through.)
 #[test]
 fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     let t = TestWorkspace::new();
@@ -522,17 +535,15 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     t.put(MemoryFile::Memory, b"- caf\xe9\n");
     let mut server = Server::start(t.root(), &[]);
     let instructions = server.instructions();
+    let shown = view(&mut server, 9);
+    for text in [&instructions, &shown] {
+        assert!(text.contains("USER.md is withheld"), "{text}");
+        assert!(text.contains("MEMORY.md cannot be shown"), "{text}");
+        assert!(!text.contains("ignore all previous"), "{text}");
+    }
     assert!(
-        instructions.contains("USER.md is withheld"),
-        "{instructions}"
-    );
-    assert!(
-        instructions.contains("MEMORY.md cannot be shown"),
-        "{instructions}"
-    );
-    assert!(
-        !instructions.contains("ignore all previous"),
-        "{instructions}"
+        shown.contains("Only memory_consolidate can replace it"),
+        "{shown}"
     );
     let (wrote, text) = tool_call(
         &mut server,
@@ -542,19 +553,22 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     );
     assert!(!wrote, "{text}");
     assert_eq!(t.bytes(MemoryFile::User).unwrap(), flagged);
-    let (wrote, text) = tool_call(
-        &mut server,
-        3,
-        "memory_consolidate",
-        json!({ "file": "MEMORY.md", "content": "- fixed\n" }),
-    );
+    // No model can be shown MEMORY.md: the first consolidate says so, changing nothing,
+    // and the one sent once the model was told replaces it.
+    let fix = json!({ "file": "MEMORY.md", "content": "- fixed\n" });
+    let (wrote, text) = tool_call(&mut server, 3, "memory_consolidate", fix.clone());
+    assert!(!wrote && text.contains("call memory_consolidate again"), "{text}");
+    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- caf\xe9\n");
+    let (wrote, text) = tool_call(&mut server, 4, "memory_consolidate", fix);
     assert!(wrote, "{text}");
+    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- fixed\n");
     let (status, _, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
 
-/// The readable file of a memory that cannot be composed whole is shown, and held: a
-/// consolidate of it from that view is refused once another session writes it.
+/// The readable file of a memory that cannot be composed whole is shown by `memory_view`,
+/// and held: a consolidate of it from that view is refused once another session writes
+/// it, as changed since it was seen (not as never shown).
 #[test]
 fn the_readable_file_of_a_memory_not_composed_whole_is_shown_and_held() {
     let t = TestWorkspace::new();
@@ -566,43 +580,107 @@ fn the_readable_file_of_a_memory_not_composed_whole_is_shown_and_held() {
         instructions.contains("## User context (USER.md)\n- likes tea"),
         "{instructions}"
     );
+    let shown = view(&mut server, 2);
+    assert!(
+        shown.starts_with("## User context (USER.md)\n- likes tea"),
+        "{shown}"
+    );
     t.ws.add_entry(MemoryFile::User, "- and biscuits").unwrap();
     let (wrote, text) = tool_call(
         &mut server,
-        2,
+        3,
         "memory_consolidate",
         json!({ "file": "USER.md", "content": "- likes green tea\n" }),
     );
     assert!(!wrote && text.contains("- and biscuits"), "{text}");
+    assert!(
+        text.starts_with("USER.md changed since you last saw it"),
+        "{text}"
+    );
     let (status, _, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
 
-/// A refused stale consolidate sent again unchanged (a client's automatic retry of an
-/// `isError` call) is refused again: only a consolidate built on what the refusal showed
-/// is taken as having read it. (Found by review: before, the resent request erased the
-/// other session's entry.)
+/// A refused stale consolidate sent again unchanged (the model's resend, or a client's
+/// automatic retry of an `isError` call) is judged against what the refusal showed, which
+/// counts as seen at once: it goes through while the file is still that version, and is
+/// refused again, with the newer content shown, once someone else wrote in between.
 #[test]
-fn a_refused_stale_consolidate_resent_unchanged_is_refused_again() {
+fn a_refused_consolidate_resent_unchanged_is_held_to_what_the_refusal_showed() {
     let t = TestWorkspace::new();
     t.put(MemoryFile::Memory, b"- builds with cargo\n");
     let mut a = Server::start(t.root(), &[]);
     a.initialize();
+    view(&mut a, 2);
     t.ws.add_entry(MemoryFile::Memory, "- CI needs nightly")
         .unwrap();
-    let stale = json!({ "file": "MEMORY.md", "content": "- builds with cargo build\n" });
-    let (wrote, text) = tool_call(&mut a, 2, "memory_consolidate", stale.clone());
-    assert!(!wrote && text.contains("- CI needs nightly"), "{text}");
-    let (wrote, text) = tool_call(&mut a, 3, "memory_consolidate", stale);
+    let stale = json!({ "file": "MEMORY.md", "content": "- builds with cargo build\n- CI needs nightly\n" });
+    let (wrote, text) = tool_call(&mut a, 3, "memory_consolidate", stale.clone());
     assert!(!wrote, "{text}");
-    let kept = json!({ "file": "MEMORY.md", "content": "- builds with cargo build\n- CI needs nightly\n" });
-    let (wrote, text) = tool_call(&mut a, 4, "memory_consolidate", kept);
+    assert!(
+        text.starts_with("MEMORY.md changed since you last saw it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n- builds with cargo\n- CI needs nightly\n>>> MEMORY.md "),
+        "{text}"
+    );
+    t.ws.add_entry(MemoryFile::Memory, "- and clippy").unwrap();
+    let (wrote, text) = tool_call(&mut a, 4, "memory_consolidate", stale.clone());
+    assert!(!wrote, "{text}");
+    assert!(text.contains("- and clippy"), "{text}");
+    assert_eq!(
+        t.bytes(MemoryFile::Memory).unwrap(),
+        b"- builds with cargo\n- CI needs nightly\n- and clippy\n"
+    );
+    let (wrote, text) = tool_call(&mut a, 5, "memory_consolidate", stale);
     assert!(wrote, "{text}");
     assert_eq!(
         t.bytes(MemoryFile::Memory).unwrap(),
         b"- builds with cargo build\n- CI needs nightly\n"
     );
     let (status, _, stderr) = a.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// The limit of a refusal counting at once: MCP has no model responses, so two
+/// consolidates of a file the connection was never shown, sent together (a model's two
+/// calls in one response, pipelined), are judged one after the other: the first is
+/// refused with the file shown, the second, judged after that, goes through.
+#[test]
+fn two_consolidates_sent_together_are_judged_one_after_the_other() {
+    let t = TestWorkspace::new();
+    t.put(MemoryFile::Memory, b"- a\n- b\n");
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    for id in [2, 3] {
+        server.send(json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "memory_consolidate", "arguments": { "file": "MEMORY.md", "content": "- a\n" } },
+        }));
+    }
+    let mut outcomes: Vec<(bool, String)> = (0..2)
+        .map(|_| {
+            let reply = server.next();
+            let text = reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            (reply["result"]["isError"] == false, text)
+        })
+        .collect();
+    outcomes.sort();
+    let [(refused, shown), (wrote, _)] = &outcomes[..] else {
+        panic!("{outcomes:?}")
+    };
+    assert!(!refused && *wrote, "{outcomes:?}");
+    assert!(
+        shown.starts_with("You have not been shown MEMORY.md in this conversation"),
+        "{shown}"
+    );
+    assert!(shown.contains("\n- a\n- b\n>>> MEMORY.md "), "{shown}");
+    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- a\n");
+    let (status, _, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
 
@@ -633,6 +711,14 @@ fn each_tool_says_whether_it_can_lose_what_is_there_and_whether_a_repeat_does_mo
     assert_eq!(
         hints,
         vec![
+            // Only reads: a repeat shows the same.
+            (
+                "memory_view".into(),
+                f.clone(),
+                t_.clone(),
+                t_.clone(),
+                f.clone()
+            ),
             (
                 "memory_add".into(),
                 f.clone(),

@@ -1,16 +1,21 @@
 // The cross-surface suite (tests/surfaces/behaviours.json, its README gives the format)
 // against `metis-memory mcp` through the official TypeScript SDK: one test per row. Each
 // session ("A", "B") is a client connection of its own, its own server process spawned
-// by `StdioClientTransport` on the row's workspace. `open` connects (`Client.connect`
-// initializes; what the model is shown is the initialize result's instructions); `call`
-// is `tools/call` (it wrote when the result is not `isError`; its text is the text
-// content); `next_response` is nothing (a refusal's content counts as seen at once);
-// `file` reads the file from disk; `version` is `serverInfo.version` against
+// by `StdioClientTransport` on the row's workspace. Over MCP only a tool result is sure
+// to reach the model, so `open` connects (`Client.connect` initializes) and calls
+// `memory_view` (what the model is shown is that result's text; the initialize result's
+// instructions count for nothing), and `start` connects alone; `call` is `tools/call`,
+// `memory_view` included (it wrote, or showed, when the result is not `isError`; its text
+// is the text content); `next_response` is nothing (a refusal's content counts as seen
+// at once); `file` reads the file from disk; `version` is `serverInfo.version` against
 // wit/world.wit; `memory_options` starts every later server with `--global-user G` (and
 // `--prompt-budget`). Every server of a row runs with `HOME` set to the row's own home, a
 // temporary directory, so `~/.metis/USER.md` (in `given` and `file`) is its
-// `.metis/USER.md` and the server finds it by itself, never in the real home. A step, or
-// an `expect`, with a key this driver does not know fails the row, naming the key.
+// `.metis/USER.md` and the server finds it by itself, never in the real home. A row whose
+// `surfaces` leave out `mcp` is passed over (skipped), saying why. A step, or an
+// `expect`, with a key this driver does not know fails the row, naming the key (the
+// table's `prompt`, `update`, `sessionless` and `snapshot` are for other surfaces, in
+// rows that leave out `mcp`, and are not known here).
 
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +31,7 @@ const TABLE = join(ROOT, 'tests', 'surfaces', 'behaviours.json');
 // its `expect` may hold.
 const STEPS = {
   open: [['open', 'expect'], ['prompt_contains', 'prompt_lacks']],
+  start: [['start'], []],
   call: [['call', 'tool', 'input', 'expect'], ['ok', 'text_contains', 'text_lacks']],
   next_response: [['next_response'], []],
   file: [['file', 'is'], []],
@@ -40,6 +46,8 @@ const STEPS = {
 const OPTIONS = ['global_user', 'prompt_budget'];
 const ROW_KEYS = ['name', 'covers', 'given', 'steps', 'surfaces', 'surfaces_why'];
 const SURFACE = 'mcp';
+// The read-only tool that shows the model the memory, and counts as shown.
+const VIEW = 'memory_view';
 
 const rows = existsSync(TABLE) ? JSON.parse(readFileSync(TABLE, 'utf8')).behaviours : [];
 
@@ -101,6 +109,16 @@ class Driver {
     return connection;
   }
 
+  /** `tools/call`: whether it wrote and its text; a protocol error (no tool result) fails
+   * the row. */
+  async call(client, tool, input) {
+    try {
+      return await call(client, tool, input);
+    } catch (error) {
+      throw new RowFailed(`tools/call ${tool} failed: ${error}`);
+    }
+  }
+
   session(name) {
     const session = this.sessions.get(name);
     if (!session) throw new RowFailed(`session ${JSON.stringify(name)} was never opened`);
@@ -154,21 +172,24 @@ class Driver {
 
     switch (kind) {
       case 'open': {
-        // A connection: what the model is shown is the initialize result's instructions
-        // (a session opened again is a new connection).
+        // A connection (a session opened again is a new connection), and the memory shown
+        // to its model: a `memory_view` result, the one way over MCP sure to reach it.
         const { client } = await this.connect();
         this.sessions.set(step.open, client);
-        checkTexts(expect, 'prompt', client.getInstructions() ?? '');
+        const shown = await this.call(client, VIEW, {});
+        if (!shown.ok) throw new RowFailed(`${VIEW} failed: ${JSON.stringify(shown.text)}`);
+        checkTexts(expect, 'prompt', shown.text);
+        break;
+      }
+      case 'start': {
+        // A connection shown nothing: `initialize` alone, whose instructions a client may
+        // never show its model.
+        const { client } = await this.connect();
+        this.sessions.set(step.start, client);
         break;
       }
       case 'call': {
-        const client = this.session(step.call);
-        let outcome;
-        try {
-          outcome = await call(client, step.tool, step.input);
-        } catch (error) {
-          throw new RowFailed(`tools/call failed: ${error}`);
-        }
+        const outcome = await this.call(this.session(step.call), step.tool, step.input);
         if ('ok' in expect && expect.ok !== outcome.ok) {
           throw new RowFailed(`expected ok=${expect.ok}, got ok=${outcome.ok}: ${JSON.stringify(outcome.text)}`);
         }

@@ -1,16 +1,22 @@
 """The cross-surface suite (`tests/surfaces/behaviours.json`, its README gives the format)
 against `metis-memory mcp` through the PyPI `mcp` client: one case per row. Each session
 (`"A"`, `"B"`) is a client connection of its own, its own server process spawned by the
-SDK's stdio client on the row's workspace. `open` connects and initializes (what the model
-is shown is the initialize result's `instructions`); `call` is `tools/call` (it wrote when
-the result is not `is_error`; its text is the text content); `next_response` is nothing
-(a refusal's content counts as seen at once); `file` reads the file from disk; `version`
-is `serverInfo.version` against wit/world.wit; `memory_options` starts every later server
-with `--global-user G` (and `--prompt-budget`). Every server of a row runs with `HOME` set
-to the row's own home, a temporary directory, so `~/.metis/USER.md` (in `given` and
-`file`) is its `.metis/USER.md` and the server finds it by itself, never in the real home.
-A step, or an `expect`, with a key this driver does not know fails the row, naming the
-key. Run by scripts/test-mcp, which sets METIS_MEMORY_BIN and METIS_REPO_ROOT."""
+SDK's stdio client on the row's workspace. Over MCP only a tool result is sure to reach
+the model, so `open` connects, initializes and calls `memory_view` (what the model is
+shown is that result's text; the initialize result's `instructions` count for nothing),
+and `start` connects and initializes alone; `call` is `tools/call`, `memory_view`
+included (it wrote, or showed, when the result is not `is_error`; its text is the text
+content); `next_response` is nothing (a refusal's content counts as seen at once); `file`
+reads the file from disk; `version` is `serverInfo.version` against wit/world.wit;
+`memory_options` starts every later server with `--global-user G` (and
+`--prompt-budget`). Every server of a row runs with `HOME` set to the row's own home, a
+temporary directory, so `~/.metis/USER.md` (in `given` and `file`) is its
+`.metis/USER.md` and the server finds it by itself, never in the real home. A row whose
+`surfaces` leave out `mcp` is passed over (skipped), saying why. A step, or an `expect`,
+with a key this driver does not know fails the row, naming the key (the table's
+`prompt`, `update`, `sessionless` and `snapshot` are for other surfaces, in rows that
+leave out `mcp`, and are not known here). Run by scripts/test-mcp, which sets
+METIS_MEMORY_BIN and METIS_REPO_ROOT."""
 
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ PATIENCE_SECONDS = 60
 # its `expect` may hold.
 STEPS: dict[str, tuple[set[str], set[str]]] = {
     "open": ({"open", "expect"}, {"prompt_contains", "prompt_lacks"}),
+    "start": ({"start"}, set()),
     "call": ({"call", "tool", "input", "expect"}, {"ok", "text_contains", "text_lacks"}),
     "next_response": ({"next_response"}, set()),
     "file": ({"file", "is"}, set()),
@@ -54,6 +61,8 @@ STEPS: dict[str, tuple[set[str], set[str]]] = {
 OPTIONS = {"global_user", "prompt_budget"}
 ROW_KEYS = {"name", "covers", "given", "steps", "surfaces", "surfaces_why"}
 SURFACE = "mcp"
+# The read-only tool that shows the model the memory, and counts as shown.
+VIEW = "memory_view"
 
 
 def load_rows() -> list[Any]:
@@ -148,6 +157,14 @@ class Driver:
             result = await client.initialize()
         return client, result
 
+    async def call(self, client: ClientSession, tool: str, arguments: dict[str, Any]):
+        """`tools/call`: the result; a protocol error (no tool result) fails the row."""
+        try:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                return await client.call_tool(tool, arguments)
+        except Exception as error:  # a protocol error is no tool result
+            raise RowFailed(f"tools/call {tool} failed: {error!r}") from None
+
     def session(self, name: str) -> ClientSession:
         if name not in self.sessions:
             raise RowFailed(f"session {name!r} was never opened")
@@ -188,18 +205,23 @@ class Driver:
                 raise RowFailed(f"this driver does not know the {kind} check {key!r}")
 
         if kind == "open":
-            # A connection: what the model is shown is the initialize result's
-            # instructions (a session opened again is a new connection).
-            client, result = await self.connect()
+            # A connection (a session opened again is a new connection), and the memory
+            # shown to its model: a `memory_view` result, the one way over MCP that is
+            # sure to reach it.
+            client, _ = await self.connect()
             self.sessions[step["open"]] = client
-            check_texts(expect, "prompt", result.instructions or "")
+            result = await self.call(client, VIEW, {})
+            if result.is_error:
+                raise RowFailed(f"{VIEW} failed: {text_of(result)!r}")
+            check_texts(expect, "prompt", text_of(result))
+        elif kind == "start":
+            # A connection shown nothing: `initialize` alone, whose instructions a client
+            # may never show its model.
+            client, _ = await self.connect()
+            self.sessions[step["start"]] = client
         elif kind == "call":
             client = self.session(step["call"])
-            try:
-                with anyio.fail_after(PATIENCE_SECONDS):
-                    result = await client.call_tool(step["tool"], step["input"])
-            except Exception as error:  # a protocol error is no tool result
-                raise RowFailed(f"tools/call failed: {error!r}") from None
+            result = await self.call(client, step["tool"], step["input"])
             wrote = not result.is_error
             text = text_of(result)
             if "ok" in expect and expect["ok"] != wrote:
