@@ -5,6 +5,12 @@ go back to the model and their events are published. The session holds the model
 it has seen: a memory_consolidate based on an old version (another session or a person
 wrote since) is refused, with the current content shown to the model.
 
+It is a snapshot session: the system prompt is composed once and sent byte-identical on
+every call, so the provider's prompt cache keeps it and the conversation after it (the
+cache breakpoint goes on the system prompt; Anthropic caches the tools before it too). The
+model learns of its own writes from their tool results, and of anyone else's from
+memory_update(), which leads the next user turn.
+
 live:    ANTHROPIC_API_KEY=... python3 examples/agent_loop.py [--workspace DIR] TASK
 replay:  python3 examples/agent_loop.py --replay examples/agent_loop.replay.json TASK
          (the model's responses are read from the file: no network, no key)
@@ -36,12 +42,21 @@ def publish(event):
     print(f"  {event['type']}: {event['payload']['file']} {before} -> {after} bytes")
 
 
+def user_turn(session, text):
+    """A user's turn, led by what others changed in memory since the model last saw it."""
+    update = session.memory_update()  # None when nothing changed
+    return {"role": "user", "content": text if update is None else f"{update}\n\n{text}"}
+
+
 def run(store, task, send, model="claude-sonnet-4-5", publish=publish):
-    session = store.session()  # one per conversation
+    session = store.session(snapshot=True)  # one per conversation
     tools = [tool.to_dict() for tool in store.tool_definitions()]
-    messages = [{"role": "user", "content": task}]
+    session.system_prompt(BASE)
+    messages = [user_turn(session, task)]
     while True:
-        system = session.system_prompt(BASE).text  # fresh for every call
+        # The same bytes on every call: the model is asked again, on a cached prefix.
+        system = [{"type": "text", "text": session.system_prompt(BASE).text,
+                   "cache_control": {"type": "ephemeral"}}]
         response = send({"model": model, "max_tokens": 1024, "tools": tools,
                          "system": system, "messages": messages})
         messages.append({"role": "assistant", "content": response["content"]})

@@ -127,6 +127,7 @@ def test_agent_loop_replayed_writes_memory_and_sends_it_with_the_tools(tmp_path)
         return next(replies)
 
     store = MemoryStore(tmp_path)
+    before = store.assemble_system_prompt(agent_loop.BASE)
     final = agent_loop.run(store, "remember things", send, publish=events.append)
 
     assert final == responses[-1]["content"][0]["text"]
@@ -141,14 +142,17 @@ def test_agent_loop_replayed_writes_memory_and_sends_it_with_the_tools(tmp_path)
         assert request["tools"] == definitions
         assert [t["name"] for t in request["tools"]] == [
             "memory_add", "memory_replace", "memory_consolidate"]
-        assert request["system"].startswith(agent_loop.BASE)
         assert request["messages"][0] == {"role": "user", "content": "remember things"}
-    assert "## Workspace memory (MEMORY.md)\n- deploys on Fridays" in requests[0]["system"]
-    # Composed afresh for each call: the second request sees the first one's writes.
+    # A snapshot session: one system prompt, byte-identical on every call and marked for
+    # the prompt cache, though the model wrote in between (it learnt that from results).
+    system = requests[0]["system"]
+    assert [r["system"] for r in requests] == [system] * len(requests)
+    assert system == [{"type": "text", "text": before, "cache_control": {"type": "ephemeral"}}]
+    assert before.startswith(agent_loop.BASE)
+    assert "## Workspace memory (MEMORY.md)\n- deploys on Fridays" in before
     first_entry = responses[0]["content"][1]["input"]["entry"]
-    assert first_entry not in requests[0]["system"]
-    assert first_entry in requests[1]["system"]
-    assert requests[-1]["system"] == store.assemble_system_prompt(agent_loop.BASE)
+    assert first_entry not in before
+    assert first_entry in store.assemble_system_prompt(agent_loop.BASE)
 
     # Every tool_use answered by a tool_result, refusals with is_error.
     results = [block for request in requests for block in request["messages"][-1]["content"]
