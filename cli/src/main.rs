@@ -680,9 +680,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Update { session, audit } => {
-            let mut held = session::load(ws, &session)?
-                .resume(ws)
-                .with_audit(audit);
+            let mut held = session::load(ws, &session)?.resume(ws).with_audit(audit);
             let pending = session::Pending::create(&session)?;
             let update = held.memory_update()?;
             pending.commit(&held)?;

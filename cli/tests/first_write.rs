@@ -98,13 +98,22 @@ fn a_refused_first_tool_call_leaves_no_metis_behind() {
     let ws = Workspace::open(t.root());
     let mut session = ws.session();
     assert!(session.call_tool("memory_add", &too_big).is_err());
-    assert!(!ws.metis_dir().exists(), "a refused session call left .metis/");
+    assert!(
+        !ws.metis_dir().exists(),
+        "a refused session call left .metis/"
+    );
     assert!(ws.call_tool("memory_add", &too_big).is_err());
-    assert!(!ws.metis_dir().exists(), "a refused sessionless call left .metis/");
+    assert!(
+        !ws.metis_dir().exists(),
+        "a refused sessionless call left .metis/"
+    );
     // A refusal that showed a version is kept in the session it returns.
     std::fs::create_dir(ws.metis_dir()).unwrap();
     std::fs::write(ws.metis_dir().join("MEMORY.md"), "- a\n").unwrap();
-    let refused = session.call_tool("memory_consolidate", r#"{"file":"MEMORY.md","content":"- b\n"}"#);
+    let refused = session.call_tool(
+        "memory_consolidate",
+        r#"{"file":"MEMORY.md","content":"- b\n"}"#,
+    );
     assert!(refused.is_err());
     assert_eq!(session.state().shown.len(), 1, "{:?}", session.state());
 }

@@ -557,7 +557,10 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     // and the one sent once the model was told replaces it.
     let fix = json!({ "file": "MEMORY.md", "content": "- fixed\n" });
     let (wrote, text) = tool_call(&mut server, 3, "memory_consolidate", fix.clone());
-    assert!(!wrote && text.contains("call memory_consolidate again"), "{text}");
+    assert!(
+        !wrote && text.contains("call memory_consolidate again"),
+        "{text}"
+    );
     assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- caf\xe9\n");
     let (wrote, text) = tool_call(&mut server, 4, "memory_consolidate", fix);
     assert!(wrote, "{text}");

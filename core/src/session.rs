@@ -9,9 +9,11 @@ use alloc::vec::Vec;
 
 use crate::audit::AuditPolicy;
 use crate::scan::ScanPolicy;
-use crate::tool_call::{CallOptions, EMPTY_SHA256, OwnWrite, ToolRefusal, ToolSuccess, fenced};
 use crate::text::decode_utf8;
-use crate::{MemoryFile, Operation, PromptLayout, PromptSource, StoreError, WriteResult, sha256_hex};
+use crate::tool_call::{CallOptions, EMPTY_SHA256, OwnWrite, ToolRefusal, ToolSuccess, fenced};
+use crate::{
+    MemoryFile, Operation, PromptLayout, PromptSource, StoreError, WriteResult, sha256_hex,
+};
 
 /// How many of a session's own writes it keeps, to say whose write moved a file: a
 /// consolidate is refused over the writes since the model last saw the file, rarely more
@@ -388,15 +390,18 @@ mod tests {
         // Someone else only.
         let refusal = consolidate_after(&held, "- a\n- b\n");
         assert!(
-            refusal
-                .message
-                .contains("changed since you last saw it (another session or a person wrote to it), so"),
+            refusal.message.contains(
+                "changed since you last saw it (another session or a person wrote to it), so"
+            ),
             "{}",
             refusal.message
         );
         // The session's own writes only (a copy of the session that missed them, say).
         let mut own_only = held.clone();
-        own_only.own = vec![own("- a\n", "- a\n- b\n"), own("- a\n- b\n", "- a\n- b\n- c\n")];
+        own_only.own = vec![
+            own("- a\n", "- a\n- b\n"),
+            own("- a\n- b\n", "- a\n- b\n- c\n"),
+        ];
         let refusal = consolidate_after(&own_only, "- a\n- b\n- c\n");
         assert!(
             refusal
@@ -405,15 +410,19 @@ mod tests {
             "{}",
             refusal.message
         );
-        assert!(!refusal.message.contains("another session"), "{}", refusal.message);
+        assert!(
+            !refusal.message.contains("another session"),
+            "{}",
+            refusal.message
+        );
         // Someone else, then the session's own write on their version.
         let mut both = held.clone();
         both.own = vec![own("- a\n- x\n", "- a\n- x\n- c\n")];
         let refusal = consolidate_after(&both, "- a\n- x\n- c\n");
         assert!(
-            refusal
-                .message
-                .contains("(another session or a person wrote to it, and then your own earlier write"),
+            refusal.message.contains(
+                "(another session or a person wrote to it, and then your own earlier write"
+            ),
             "{}",
             refusal.message
         );
@@ -424,7 +433,11 @@ mod tests {
             ..own("- a\n", "- a\n- b\n")
         }];
         let refusal = consolidate_after(&other_file, "- a\n- b\n");
-        assert!(refusal.message.contains("(another session or a person wrote to it), so"));
+        assert!(
+            refusal
+                .message
+                .contains("(another session or a person wrote to it), so")
+        );
     }
 
     #[test]
@@ -465,7 +478,11 @@ mod tests {
 
     fn update(session: &mut Session, memory: &str, user: &str) -> Option<String> {
         session
-            .update(files(memory, user), AuditPolicy::Omit, PromptLayout::default())
+            .update(
+                files(memory, user),
+                AuditPolicy::Omit,
+                PromptLayout::default(),
+            )
             .unwrap()
     }
 
@@ -479,7 +496,9 @@ mod tests {
         let text = update(&mut session, "- a\n- b\n", "").unwrap();
         let mark = &sha256_hex(b"- a\n- b\n")[..12];
         assert!(
-            text.ends_with(&format!("\n<<< MEMORY.md {mark}\n- a\n- b\n>>> MEMORY.md {mark}")),
+            text.ends_with(&format!(
+                "\n<<< MEMORY.md {mark}\n- a\n- b\n>>> MEMORY.md {mark}"
+            )),
             "{text}"
         );
         assert!(!text.contains("USER.md"), "{text}");
@@ -489,7 +508,12 @@ mod tests {
         );
         assert_eq!(update(&mut session, "- a\n- b\n", ""), None);
         // The model's own write on what it was shown is not news.
-        let own = call(&mut session, r#"{"file":"MEMORY.md","content":"- ab\n"}"#, "- a\n- b\n").unwrap();
+        let own = call(
+            &mut session,
+            r#"{"file":"MEMORY.md","content":"- ab\n"}"#,
+            "- a\n- b\n",
+        )
+        .unwrap();
         assert_eq!(update(&mut session, "- ab\n", ""), None);
         assert_eq!(
             session.version(MemoryFile::Memory),
@@ -497,11 +521,18 @@ mod tests {
         );
         // A file emptied is shown empty.
         let text = update(&mut session, "", "").unwrap();
-        assert!(text.contains("<<< MEMORY.md e3b0c44298fc\n>>> MEMORY.md e3b0c44298fc"), "{text}");
+        assert!(
+            text.contains("<<< MEMORY.md e3b0c44298fc\n>>> MEMORY.md e3b0c44298fc"),
+            "{text}"
+        );
         // Before any prompt, a file never shown that is empty is not news; one that is not, is.
         let mut fresh = Session::default();
         assert_eq!(update(&mut fresh, "", ""), None);
-        assert!(update(&mut fresh, "", "- tea\n").unwrap().contains("<<< USER.md "));
+        assert!(
+            update(&mut fresh, "", "- tea\n")
+                .unwrap()
+                .contains("<<< USER.md ")
+        );
     }
 
     #[test]
@@ -516,17 +547,31 @@ mod tests {
         assert!(!text.contains("ignore all"), "{text}");
         assert_eq!(session.withheld, vec![MemoryFile::Memory]);
         assert_eq!(update(&mut session, flagged, ""), None);
-        assert_eq!(update(&mut session, &format!("{flagged}- more\n"), ""), None);
+        assert_eq!(
+            update(&mut session, &format!("{flagged}- more\n"), ""),
+            None
+        );
         // Clean again: shown, and writable.
-        assert!(update(&mut session, "- a\n", "").unwrap().contains("<<< MEMORY.md "));
+        assert!(
+            update(&mut session, "- a\n", "")
+                .unwrap()
+                .contains("<<< MEMORY.md ")
+        );
         assert!(session.withheld.is_empty());
         // Under `report` the file is shown with a note.
         let mut reported = Session::default();
         let text = reported
-            .update(files(flagged, ""), AuditPolicy::Report, PromptLayout::default())
+            .update(
+                files(flagged, ""),
+                AuditPolicy::Report,
+                PromptLayout::default(),
+            )
             .unwrap()
             .unwrap();
-        assert!(text.contains("The memory audit flagged MEMORY.md at line 2"), "{text}");
+        assert!(
+            text.contains("The memory audit flagged MEMORY.md at line 2"),
+            "{text}"
+        );
         assert!(text.contains("<<< MEMORY.md "), "{text}");
     }
 
@@ -535,7 +580,11 @@ mod tests {
         let mut session = Session::from_prompt(&[source(MemoryFile::Memory, "- a\n", true, false)]);
         let before = session.clone();
         let bad = |_file| Ok(b"\xff\n".to_vec());
-        assert!(session.update(bad, AuditPolicy::Omit, PromptLayout::default()).is_err());
+        assert!(
+            session
+                .update(bad, AuditPolicy::Omit, PromptLayout::default())
+                .is_err()
+        );
         assert_eq!(session, before);
     }
 

@@ -657,9 +657,13 @@ pub(crate) mod tests {
             ..CallOptions::scan_all()
         };
         let current = b"- a\n\xff\n";
-        let refusal =
-            run_tool_call("memory_consolidate", consolidate("- a\\n"), &options, on(current))
-                .unwrap_err();
+        let refusal = run_tool_call(
+            "memory_consolidate",
+            consolidate("- a\\n"),
+            &options,
+            on(current),
+        )
+        .unwrap_err();
         assert!(
             refusal.message.ends_with("it cannot be shown to you, and memory_consolidate is the only way to replace it: to replace it whole, call memory_consolidate again."),
             "{}",

@@ -22,7 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use conformance_format::{Runner, text};
 use metis_memory_core::audit::{AuditFinding, AuditPolicy, audit};
-use metis_memory_core::tool_call::{WriteRefusal, CallOptions, ToolRefusal, ToolSuccess, run_tool_call};
+use metis_memory_core::tool_call::{
+    CallOptions, ToolRefusal, ToolSuccess, WriteRefusal, run_tool_call,
+};
 use metis_memory_core::{
     ComposedPrompt, Edit, MemoryEvent, MemoryFile, PromptLayout, StoreError, TOOL_DEFINITIONS,
     WriteResult, assemble_system_prompt, compose_system_prompt, into_text, plan_write,

@@ -174,7 +174,11 @@ impl Guest for Component {
     fn memory_update(session: Session, audit: AuditPolicy) -> Result<SessionUpdate, StoreError> {
         let dir = MetisDir::open();
         let mut session = core::session::Session::from(session);
-        let text = session.update(|file| dir.read(file), audit_policy(audit), prompt_layout(&dir))?;
+        let text = session.update(
+            |file| dir.read(file),
+            audit_policy(audit),
+            prompt_layout(&dir),
+        )?;
         Ok(SessionUpdate {
             text,
             session: session.into(),
