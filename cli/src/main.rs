@@ -683,8 +683,10 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let mut held = session::load(ws, &session)?.resume(ws).with_audit(audit);
             let pending = session::Pending::create(&session)?;
             let update = held.memory_update()?;
+            // Printed before the session says it was shown: a session saved after a lost
+            // print would hold the model to a version it never got.
+            out.memory_update(update.as_deref())?;
             pending.commit(&held)?;
-            out.memory_update(update.as_deref());
         }
         Command::Audit { file } => {
             let files = file.map_or_else(|| ws.memory_files(), |file| vec![file]);

@@ -23,6 +23,7 @@ use metis_memory::{
 };
 use serde_json::{Value, json};
 
+use crate::Failure;
 use crate::status::FileStatus;
 use metis_memory::json::{
     audit_finding_json, composed_prompt_json, error_json, tool_definition_json, tool_error_json,
@@ -106,13 +107,23 @@ impl Output {
         }
     }
 
-    /// `update`'s text, or nothing when memory did not change.
-    pub fn memory_update(&self, update: Option<&str>) {
-        if self.json {
-            self.print_json(json!({ "update": update }));
-        } else if let Some(text) = update {
-            say!("{text}\n");
-        }
+    /// `update`'s text, or nothing when memory did not change; an error if it could not
+    /// be written whole (the session must then not count it as shown).
+    pub fn memory_update(&self, update: Option<&str>) -> Result<(), Failure> {
+        use std::io::Write as _;
+        let text = if self.json {
+            format!("{}\n", json!({ "update": update }))
+        } else {
+            update.map(|text| format!("{text}\n")).unwrap_or_default()
+        };
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(|e| Failure::Cli {
+                kind: "update",
+                message: format!("cannot print the update: {e}; the session was left as it was"),
+            })
     }
 
     /// Every finding of `metis-memory audit`; whether there were none.

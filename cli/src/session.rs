@@ -143,6 +143,16 @@ pub struct Pending {
     path: PathBuf,
     temp: PathBuf,
     file: File,
+    committed: bool,
+}
+
+/// A session file never committed (the call before it failed) leaves no temporary file.
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
 }
 
 impl Pending {
@@ -170,6 +180,7 @@ impl Pending {
             path: path.to_owned(),
             temp,
             file,
+            committed: false,
         })
     }
 
@@ -187,8 +198,9 @@ impl Pending {
             .write_all(value.to_string().as_bytes())
             .and_then(|()| self.file.write_all(b"\n"))
             .and_then(|()| std::fs::rename(&self.temp, &self.path));
+        // Renamed: nothing left to remove; failed: `drop` removes the temporary file.
+        self.committed = written.is_ok();
         written.map_err(|e| {
-            let _ = std::fs::remove_file(&self.temp);
             refused(format!(
                 "cannot write the session {}: {e}",
                 self.path.display()

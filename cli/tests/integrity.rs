@@ -207,12 +207,19 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
         if agent.round == rounds {
             continue;
         }
-        // Without seen versions: the same calls, each in a session that has seen nothing.
-        let mut unheld = t.ws.session();
-        let session = if use_seen {
-            &mut agent.session
-        } else {
-            &mut unheld
+        // Without seen versions: the same calls, unheld (the WIT's `call`).
+        let unheld = CallOptions {
+            scan: ScanPolicy::default(),
+            seen: Vec::new(),
+            withheld: Vec::new(),
+        };
+        let ws = t.ws.clone();
+        let mut call = |session: &mut Session, tool: &str, input: &str| {
+            if use_seen {
+                session.call_tool(tool, input)
+            } else {
+                ws.call_tool_unheld(tool, input, &unheld)
+            }
         };
         match agent.next {
             Step::Compose => {
@@ -228,7 +235,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
             Step::Add => {
                 let entry = format!("- {}{}", agent.name, agent.round);
                 let input = json!({ "file": "MEMORY.md", "entry": entry }).to_string();
-                let outcome = session.call_tool("memory_add", &input);
+                let outcome = call(&mut agent.session, "memory_add", &input);
                 assert!(outcome.is_ok(), "{outcome:?}");
                 added.push(entry.clone());
                 agent.known.push(entry);
@@ -238,7 +245,11 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
                 agent.known.sort();
                 agent.known.dedup();
                 let content: String = agent.known.iter().map(|l| format!("{l}\n")).collect();
-                let outcome = session.call_tool("memory_consolidate", &consolidate(&content));
+                let outcome = call(
+                    &mut agent.session,
+                    "memory_consolidate",
+                    &consolidate(&content),
+                );
                 match outcome {
                     Ok(_) => {
                         agent.round += 1;
@@ -250,7 +261,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
                         let shown = shown_content(&refusal.message);
                         agent.known.extend(shown.lines().map(str::to_owned));
                         // The model reads the refusal and answers again.
-                        session.next_response();
+                        agent.session.next_response();
                     }
                     Err(other) => panic!("{other}"),
                 }

@@ -524,9 +524,9 @@ fn view(server: &mut Server, id: u64) -> String {
 
 /// When the memory cannot be composed whole (MEMORY.md is not UTF-8), each file is shown
 /// on its own, in the instructions and by `memory_view`: the flagged USER.md is kept out
-/// and withheld from the tools, MEMORY.md is named as unreadable and only a consolidate
-/// may replace it. (Found by review: before, the session stayed empty and a consolidate
-/// of the flagged file went through.)
+/// and withheld from the tools, MEMORY.md is named as unreadable and left to a person: no
+/// model can be shown what a consolidate of it would replace. (Found by review: before,
+/// the session stayed empty and a consolidate of the flagged file went through.)
 #[test]
 fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     let t = TestWorkspace::new();
@@ -541,10 +541,7 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
         assert!(text.contains("MEMORY.md cannot be shown"), "{text}");
         assert!(!text.contains("ignore all previous"), "{text}");
     }
-    assert!(
-        shown.contains("Only memory_consolidate can replace it"),
-        "{shown}"
-    );
+    assert!(shown.contains("ask the user to fix it"), "{shown}");
     let (wrote, text) = tool_call(
         &mut server,
         2,
@@ -553,18 +550,52 @@ fn a_connection_shown_part_of_the_memory_writes_only_what_it_may() {
     );
     assert!(!wrote, "{text}");
     assert_eq!(t.bytes(MemoryFile::User).unwrap(), flagged);
-    // No model can be shown MEMORY.md: the first consolidate says so, changing nothing,
-    // and the one sent once the model was told replaces it.
+    // No model can be shown MEMORY.md, so no consolidate replaces it, however often.
     let fix = json!({ "file": "MEMORY.md", "content": "- fixed\n" });
-    let (wrote, text) = tool_call(&mut server, 3, "memory_consolidate", fix.clone());
-    assert!(
-        !wrote && text.contains("call memory_consolidate again"),
-        "{text}"
+    for id in [3, 4] {
+        let (wrote, text) = tool_call(&mut server, id, "memory_consolidate", fix.clone());
+        assert!(
+            !wrote && text.contains("ask the user to review MEMORY.md"),
+            "{text}"
+        );
+        assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- caf\xe9\n");
+    }
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// With global user memory on, a memory that cannot be composed whole still shows the
+/// user's own USER.md in `memory_view`: the view counts it as shown, so it must be in the
+/// text (found by review: it was counted, and left out).
+#[test]
+fn a_view_of_memory_not_composed_whole_shows_the_users_own_file() {
+    let t = TestWorkspace::new();
+    let home = tempfile::tempdir().unwrap();
+    let global = home.path().join(".metis");
+    std::fs::create_dir(&global).unwrap();
+    std::fs::set_permissions(&global, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    std::fs::write(global.join("USER.md"), "- name: Sam\n- likes tea\n").unwrap();
+    t.put(MemoryFile::Memory, b"- caf\xe9\n");
+    let dir = global.to_str().unwrap();
+    let mut server = Server::start(
+        t.root(),
+        &["--global-user", "write", "--global-user-dir", dir],
     );
-    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- caf\xe9\n");
-    let (wrote, text) = tool_call(&mut server, 4, "memory_consolidate", fix);
+    server.instructions();
+    let shown = view(&mut server, 2);
+    assert!(
+        shown.contains(
+            "## User context, every workspace (~/.metis/USER.md)\n- name: Sam\n- likes tea"
+        ),
+        "{shown}"
+    );
+    let (wrote, text) = tool_call(
+        &mut server,
+        3,
+        "memory_consolidate",
+        json!({ "file": "USER.md", "content": "- name: Sam, likes tea\n" }),
+    );
     assert!(wrote, "{text}");
-    assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), b"- fixed\n");
     let (status, _, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }

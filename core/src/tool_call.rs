@@ -219,18 +219,6 @@ fn changed(file: MemoryFile, mover: Mover, current_hash: &str, current: &[u8]) -
     };
     let size = current.len();
     let Ok(text) = core::str::from_utf8(current) else {
-        // A file that is not text can be shown to no model, and a consolidate is the one
-        // way to replace it (the store's rule): once told so, the model may, held to
-        // this version. A version it was shown has become this by another's hand, which
-        // is for a person to review.
-        if mover == Mover::NotShown {
-            return ToolRefusal {
-                message: format!(
-                    "{head} It is {size} bytes that are not valid UTF-8 text, so it cannot be shown to you, and memory_consolidate is the only way to replace it: to replace it whole, call memory_consolidate again."
-                ),
-                shown: Some((file, current_hash.into())),
-            };
-        }
         return withheld(format!(
             "It is now {size} bytes that are not valid UTF-8 text"
         ));
@@ -650,8 +638,10 @@ pub(crate) mod tests {
         assert!(run_tool_call("memory_add", user, &options, on("")).is_ok());
     }
 
+    /// A file no model can be shown (not text) is never shown by a refusal, so a
+    /// session never holds it: replacing it is a person's to do.
     #[test]
-    fn a_file_never_shown_that_is_not_text_may_be_replaced_once_the_model_is_told() {
+    fn a_file_never_shown_that_is_not_text_is_left_to_a_person() {
         let options = CallOptions {
             hold_unseen: true,
             ..CallOptions::scan_all()
@@ -665,14 +655,18 @@ pub(crate) mod tests {
         )
         .unwrap_err();
         assert!(
-            refusal.message.ends_with("it cannot be shown to you, and memory_consolidate is the only way to replace it: to replace it whole, call memory_consolidate again."),
+            refusal
+                .message
+                .starts_with("You have not been shown MEMORY.md"),
             "{}",
             refusal.message
         );
-        assert_eq!(
-            refusal.shown,
-            Some((MemoryFile::Memory, sha256_hex(current)))
+        assert!(
+            refusal.message.contains("It is now 6 bytes that are not valid UTF-8 text, so it is not shown here: ask the user to review MEMORY.md"),
+            "{}",
+            refusal.message
         );
+        assert_eq!(refusal.shown, None);
     }
 
     #[test]

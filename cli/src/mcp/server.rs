@@ -296,7 +296,8 @@ fn presented(prompt: &ComposedPrompt) -> String {
 }
 
 /// The files shown one by one (`Session::show_each`): the sections of those that can be
-/// shown, then a note for each that cannot (flagged, or not readable as text).
+/// shown (the user's own USER.md too, with global user memory on), then a note for each
+/// that cannot (flagged, or not readable as text).
 fn presented_each(files: &[(MemoryFile, Result<ShownFile, Error>)]) -> String {
     let text = |file: MemoryFile| {
         files
@@ -306,17 +307,31 @@ fn presented_each(files: &[(MemoryFile, Result<ShownFile, Error>)]) -> String {
             .filter(|shown| !shown.withheld)
             .map_or("", |shown| shown.text.as_str())
     };
-    let mut out = metis_memory_core::assemble_system_prompt(
+    let layout = metis_memory_core::PromptLayout {
+        global_user: files.iter().any(|(f, _)| *f == MemoryFile::GlobalUser),
+        budget: false,
+    };
+    let mut out = metis_memory_core::compose_system_prompt(
         "",
-        text(MemoryFile::User),
-        text(MemoryFile::Memory),
-    );
+        |file| {
+            let file = match file {
+                metis_memory_core::MemoryFile::GlobalUser => MemoryFile::GlobalUser,
+                metis_memory_core::MemoryFile::User => MemoryFile::User,
+                metis_memory_core::MemoryFile::Memory => MemoryFile::Memory,
+            };
+            Ok(text(file).as_bytes().to_vec())
+        },
+        metis_memory_core::audit::AuditPolicy::Off,
+        layout,
+    )
+    .map(|composed| composed.text)
+    .unwrap_or_default();
     for (file, shown) in files {
         let note = match shown {
             Ok(shown) if shown.findings.is_empty() => continue,
             Ok(shown) => audit_note(*file, &shown.findings, shown.withheld),
             Err(error) => format!(
-                "[metis-memory: {} cannot be shown: {error}. Only memory_consolidate can replace it.]",
+                "[metis-memory: {} cannot be shown: {error}. The memory tools will not replace what you cannot be shown: ask the user to fix it (`metis-memory edit`).]",
                 file.name()
             ),
         };
