@@ -214,7 +214,7 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
             withheld: Vec::new(),
         };
         let ws = t.ws.clone();
-        let mut call = |session: &mut Session, tool: &str, input: &str| {
+        let call = |session: &mut Session, tool: &str, input: &str| {
             if use_seen {
                 session.call_tool(tool, input)
             } else {
