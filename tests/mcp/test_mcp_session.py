@@ -405,7 +405,7 @@ def test_reading_a_resource_that_does_not_exist_is_an_error(ws):
     run(test)
 
 
-def test_a_file_the_store_cannot_read_is_an_error_until_consolidated(ws):
+def test_a_file_the_store_cannot_read_is_left_to_a_person(ws):
     ws.put("MEMORY.md", b"ok\xff\n")
 
     async def test():
@@ -413,22 +413,27 @@ def test_a_file_the_store_cannot_read_is_an_error_until_consolidated(ws):
             for uri in ["memory://MEMORY.md", "memory://prompt"]:
                 with pytest.raises(Exception, match="MEMORY.md is not valid UTF-8"):
                     await client.read_resource(uri)
-            # memory_view names the file and the way out, without its bytes.
+            # memory_view names the file and who can fix it, without its bytes.
             view = await call(client, "memory_view")
             assert not view.is_error, view
             assert "MEMORY.md cannot be shown" in text_of(view), text_of(view)
-            assert "Only memory_consolidate can replace it" in text_of(view), text_of(view)
+            assert "ask the user to fix it" in text_of(view), text_of(view)
             added = await call(client, "memory_add", file="MEMORY.md", entry="- more")
             assert added.is_error and "not valid UTF-8" in text_of(added), added
-            assert ws.bytes("MEMORY.md") == b"ok\xff\n"
-            # No model can be shown it: the first consolidate says so, changing nothing,
-            # and the one sent once the model was told replaces it.
-            told = await call(client, "memory_consolidate", file="MEMORY.md", content="- ok\n")
-            assert told.is_error and "call memory_consolidate again" in text_of(told), told
-            assert ws.bytes("MEMORY.md") == b"ok\xff\n"
-            fixed = await call(client, "memory_consolidate", file="MEMORY.md", content="- ok\n")
+            # No model can be shown what a consolidate would replace: never, however often.
+            for _ in range(2):
+                refused = await call(client, "memory_consolidate", file="MEMORY.md",
+                                     content="- ok\n")
+                assert refused.is_error and "ask the user to review MEMORY.md" in text_of(
+                    refused), refused
+                assert ws.bytes("MEMORY.md") == b"ok\xff\n"
+            # Fixed by a person, it is shown, and the model's consolidate goes through.
+            ws.put("MEMORY.md", b"- ok\n")
+            assert "- ok" in text_of(await call(client, "memory_view"))
+            fixed = await call(client, "memory_consolidate", file="MEMORY.md",
+                               content="- fine\n")
             assert not fixed.is_error, fixed
-            assert await read(client, "memory://MEMORY.md") == "- ok\n"
+            assert await read(client, "memory://MEMORY.md") == "- fine\n"
 
     run(test)
 
