@@ -665,6 +665,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             within_limit(&base, "the --base text")?;
             match session {
                 Some(path) => {
+                    let _lock = session::lock(&path)?;
                     let mut held = if !snapshot && session::holds_snapshot(&path) {
                         session::load(ws, &path)?.resume(ws).with_audit(audit)
                     } else if snapshot {
@@ -680,6 +681,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Update { session, audit } => {
+            let _lock = session::lock(&session)?;
             let mut held = session::load(ws, &session)?.resume(ws).with_audit(audit);
             let pending = session::Pending::create(&session)?;
             let update = held.memory_update()?;
@@ -721,6 +723,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let input = text_or_stdin(input, "JSON")?;
             let scan = scan_policy(no_scan);
             if let Some(path) = session {
+                let _lock = session::lock(&path)?;
                 let mut held = session::load(ws, &path)?.resume(ws).with_scan(scan);
                 if new_response {
                     held.next_response();

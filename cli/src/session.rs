@@ -27,6 +27,59 @@ fn refused(message: String) -> Failure {
     }
 }
 
+/// The session files of one directory, held by one process at a time: a framework may run
+/// a model response's tool calls as parallel `call --session` processes, and each must
+/// take the session the one before it saved, never a copy read before that save (a
+/// session file is replaced by a rename, so the lock is the directory's, not the
+/// file's). Released when dropped, or when the process ends however it ends.
+pub struct SessionLock {
+    _dir: File,
+}
+
+/// Waits for, then holds, the lock of the directory that holds the session `path`.
+pub fn lock(path: &Path) -> Result<SessionLock, Failure> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let fail = |e: std::io::Error| {
+        refused(format!(
+            "cannot lock the sessions in {} for {}: {e}",
+            dir.display(),
+            path.display()
+        ))
+    };
+    let file = File::open(dir).map_err(fail)?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // Bounded: a session's calls take milliseconds, and a directory another user
+        // shares (a lock anyone may take) must not stall this one forever.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            // SAFETY: flock takes a descriptor this function owns for the call's length.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                std::io::ErrorKind::Interrupted => {}
+                std::io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                std::io::ErrorKind::WouldBlock => {
+                    return Err(refused(format!(
+                        "the sessions in {} stayed locked by another process for 10 s; try again (keep session files in a directory only you use)",
+                        dir.display()
+                    )));
+                }
+                _ => return Err(fail(e)),
+            }
+        }
+    }
+    Ok(SessionLock { _dir: file })
+}
+
 /// A session as its file holds it: the state, and for a snapshot session the base and
 /// the prompt frozen for it.
 pub struct Saved {

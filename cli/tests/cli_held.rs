@@ -301,3 +301,56 @@ fn a_session_that_cannot_be_saved_stops_the_call_before_it_writes() {
     );
     assert_eq!(t.bytes(M).unwrap(), b"- a\n");
 }
+
+/// A framework may run one model response's tool calls as parallel processes on one
+/// session file: each takes the session the one before it saved, so every add is taken
+/// in (the session's own writes chain, and it holds the file as it is now). Without the
+/// lock on the session's directory, a process that read the file before another saved it
+/// overwrote that save.
+#[test]
+fn parallel_calls_on_one_session_file_chain() {
+    const CALLS: usize = 8;
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let session = t.root().join("session.json");
+    let session = session.to_str().unwrap();
+    let out = run(&t, &["prompt", "--session", session]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let start = std::sync::Arc::new(std::sync::Barrier::new(CALLS));
+    let calls: Vec<_> = (0..CALLS)
+        .map(|n| {
+            let root = t.root().to_owned();
+            let start = start.clone();
+            let session = session.to_owned();
+            std::thread::spawn(move || {
+                let input = format!(r#"{{"file":"MEMORY.md","entry":"- parallel {n}"}}"#);
+                start.wait();
+                std::process::Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+                    .arg("--workspace")
+                    .arg(&root)
+                    .args(["call", "--session", &session, "memory_add", &input])
+                    .output()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for call in calls {
+        let out = call.join().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(session).unwrap()).unwrap();
+    assert_eq!(
+        saved["own_writes"].as_array().map(Vec::len),
+        Some(CALLS),
+        "{saved}"
+    );
+    let now = common::sha256_hex(&t.bytes(M).unwrap());
+    let held = saved["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["file"] == "MEMORY.md")
+        .unwrap();
+    assert_eq!(held["sha256"], now.as_str(), "{saved}");
+}
