@@ -10,11 +10,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createHash } from "node:crypto";
 import { FlaggedError, ToolError, TrapError, openWorkspace } from "metis-memory";
+import { refusal, sha256 } from "./refusals.js";
 import { withHook } from "./shim-hooks.js";
-
-const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
 function workspace(t, files = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-session-"));
@@ -25,15 +23,6 @@ function workspace(t, files = {}) {
   const file = (name) => fs.readFileSync(path.join(metis, name), "utf8");
   return { root, metis, file };
 }
-
-const refusal = (promise) =>
-  promise.then(
-    (value) => assert.fail(`expected a ToolError, got ${JSON.stringify(value)}`),
-    (e) => {
-      assert.ok(e instanceof ToolError, String(e));
-      return e;
-    },
-  );
 
 test("a session starts with nothing seen; the prompt shows every file at the version read", async (t) => {
   const { root } = workspace(t, { "MEMORY.md": "- builds with cargo\n" });

@@ -10,10 +10,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createHash } from "node:crypto";
-import { InvalidUtf8Error, ToolError, openWorkspace } from "metis-memory";
-
-const sha256 = (text) => createHash("sha256").update(text).digest("hex");
+import { InvalidUtf8Error, openWorkspace } from "metis-memory";
+import { refusal, sha256 } from "./refusals.js";
 
 function workspace(t, files = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "metis-node-shown-"));
@@ -24,15 +22,6 @@ function workspace(t, files = {}) {
   const file = (name) => fs.readFileSync(path.join(metis, name), "utf8");
   return { root, metis, file, ws: openWorkspace(root) };
 }
-
-const refusal = (promise) =>
-  promise.then(
-    (value) => assert.fail(`expected a ToolError, got ${JSON.stringify(value)}`),
-    (e) => {
-      assert.ok(e instanceof ToolError, String(e));
-      return e;
-    },
-  );
 
 const count = (text, part) => text.split(part).length - 1;
 

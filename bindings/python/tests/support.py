@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -43,3 +44,27 @@ def snapshot(metis: Path) -> tuple[bool, dict[str, Entry]]:
         else:
             entries[name] = ("other", stat.S_IFMT(mode))
     return True, entries
+
+
+def sha(text: str) -> str:
+    """The SHA-256 of `text` as UTF-8, lowercase hex: a file version."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def workspace(root: Path, **files: str) -> Path:
+    """`root` with a `.metis/` holding `files` (`MEMORY="…"` is `.metis/MEMORY.md`)."""
+    (root / ".metis").mkdir()
+    for name, text in files.items():
+        (root / ".metis" / f"{name}.md").write_text(text)
+    return root
+
+
+def on_disk(root: Path, file: Any = "MEMORY.md") -> str:
+    """A memory file's text as it is on disk, read past the package (`file`: a name or a
+    `MemoryFile`)."""
+    return (root / ".metis" / getattr(file, "value", file)).read_text()
+
+
+def consolidate(content: str, file: str = "MEMORY.md") -> dict[str, str]:
+    """A `memory_consolidate` tool call's input."""
+    return {"file": file, "content": content}

@@ -4,7 +4,6 @@ kept as the component returns it (the package decides nothing about how it moves
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.util
 import json
 import os
@@ -27,28 +26,10 @@ from metis_memory import (
     ToolRefusal,
     ToolSuccess,
 )
+from support import consolidate, on_disk, sha, workspace
 
 M, U = MemoryFile.MEMORY, MemoryFile.USER
 ROOT = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def workspace(root: Path, **files: str) -> Path:
-    (root / ".metis").mkdir()
-    for name, text in files.items():
-        (root / ".metis" / f"{name}.md").write_text(text)
-    return root
-
-
-def on_disk(root: Path, file: MemoryFile = M) -> str:
-    return (root / ".metis" / file.value).read_text()
-
-
-def consolidate(content: str) -> dict[str, str]:
-    return {"file": "MEMORY.md", "content": content}
 
 
 def test_a_session_starts_from_nothing_and_the_prompt_shows_it_what_it_holds(

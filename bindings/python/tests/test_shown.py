@@ -5,7 +5,6 @@ tells the model what others wrote through `memory_update()`."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from pathlib import Path
 
@@ -20,29 +19,11 @@ from metis_memory import (
     ToolRefusal,
     ToolSuccess,
 )
+from support import consolidate, on_disk, sha, workspace
 
 M, U = MemoryFile.MEMORY, MemoryFile.USER
 NOT_SHOWN = "You have not been shown MEMORY.md in this conversation"
 SOMEONE_ELSE = "another session or a person"
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def workspace(root: Path, **files: str) -> Path:
-    (root / ".metis").mkdir()
-    for name, text in files.items():
-        (root / ".metis" / f"{name}.md").write_text(text)
-    return root
-
-
-def on_disk(root: Path, file: MemoryFile = M) -> str:
-    return (root / ".metis" / file.value).read_text()
-
-
-def consolidate(content: str, file: str = "MEMORY.md") -> dict[str, str]:
-    return {"file": file, "content": content}
 
 
 def add(entry: str, file: str = "MEMORY.md") -> dict[str, str]:

@@ -353,18 +353,44 @@ impl MemoryServer {
             return Ok(text_result(text, true).into());
         }
         let memory = self
-            .run(|session| match session.show_prompt("") {
-                Ok(prompt) => presented(&prompt),
-                Err(_) => presented_each(&session.show_each()),
-            })
+            .memory(
+                Delivery::Shown,
+                "(Nothing is remembered yet: MEMORY.md and USER.md are empty.)",
+            )
             .await?;
-        let memory = if memory.is_empty() {
-            "(Nothing is remembered yet: MEMORY.md and USER.md are empty.)".to_owned()
-        } else {
-            memory
-        };
         Ok(text_result(memory, false).into())
     }
+
+    /// The memory as the prompt shows it, `empty` when there is none; delivered as
+    /// `delivery` says. If it cannot be composed whole, each file that can be shown is,
+    /// and each that cannot is named with the reason.
+    async fn memory(&self, delivery: Delivery, empty: &'static str) -> Result<String, McpError> {
+        let memory = self
+            .run(move |session| match delivery {
+                Delivery::Shown => match session.show_prompt("") {
+                    Ok(prompt) => presented(&prompt),
+                    Err(_) => presented_each(&session.show_each()),
+                },
+                Delivery::Offered => match session.offer_prompt("") {
+                    Ok(prompt) => presented(&prompt),
+                    Err(_) => presented_each(&session.offer_each()),
+                },
+            })
+            .await?;
+        Ok(if memory.is_empty() {
+            empty.to_owned()
+        } else {
+            memory
+        })
+    }
+}
+
+/// Whether text goes to the model for certain (a tool result: it counts as shown) or only
+/// to the client, which may keep it from the model (instructions, resources, prompts).
+#[derive(Clone, Copy)]
+enum Delivery {
+    Shown,
+    Offered,
 }
 
 /// A store refusal on a read, with the store's text and its JSON shape as data.
@@ -417,19 +443,10 @@ impl ServerHandler for MemoryServer {
         let mut result = self.negotiate_initialize(&request)?;
         // Many clients put the instructions in the model's system prompt: the memory goes
         // there. Others never show them to the model, so nothing in them counts as seen
-        // (memory_view shows it). If it cannot be composed whole, each file that can be
-        // shown is, and each that cannot is named with the reason.
+        // (memory_view shows it).
         let memory = self
-            .run(|session| match session.offer_prompt("") {
-                Ok(prompt) => presented(&prompt),
-                Err(_) => presented_each(&session.offer_each()),
-            })
+            .memory(Delivery::Offered, "(Nothing is remembered yet.)")
             .await?;
-        let memory = if memory.is_empty() {
-            "(Nothing is remembered yet.)".to_owned()
-        } else {
-            memory
-        };
         result.instructions = Some(format!("{GUIDANCE}\n\n{memory}"));
         Ok(result)
     }
