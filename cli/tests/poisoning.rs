@@ -4,8 +4,19 @@
 mod common;
 
 use common::TestWorkspace;
-use metis_memory::{Error, MemoryFile, ScanPolicy};
+use metis_memory::{CallOptions, Error, MemoryFile, ScanPolicy, ToolSuccess, Workspace};
 use serde_json::{Value, json};
+
+/// A tool call held to nothing (the WIT's `call-with-options`): these cases rewrite files
+/// the test wrote, which no model was shown, to see what the scan makes of the text.
+fn unheld(ws: &Workspace, tool: &str, input: &str, scan: ScanPolicy) -> Result<ToolSuccess, Error> {
+    let options = CallOptions {
+        scan,
+        seen: Vec::new(),
+        withheld: Vec::new(),
+    };
+    ws.call_tool_unheld(tool, input, &options)
+}
 
 fn corpus(name: &str) -> Vec<Value> {
     let path = format!(
@@ -25,7 +36,12 @@ fn consolidate(text: &str) -> String {
 fn refused_by(text: &str) -> Option<String> {
     let t = TestWorkspace::new();
     t.put(MemoryFile::Memory, "kept\n");
-    match t.ws.call_tool("memory_consolidate", &consolidate(text)) {
+    match unheld(
+        &t.ws,
+        "memory_consolidate",
+        &consolidate(text),
+        ScanPolicy::default(),
+    ) {
         Ok(_) => None,
         Err(Error::Tool(refusal)) => {
             assert!(refusal.is_user_visible);
@@ -121,12 +137,11 @@ fn every_tool_is_scanned() {
         ),
     ];
     for (tool, input) in calls {
+        // Unheld, so that only the scan can refuse the consolidate of a file never shown.
+        let outcome = unheld(&t.ws, tool, &input.to_string(), ScanPolicy::default());
         assert!(
-            matches!(
-                t.ws.call_tool(tool, &input.to_string()),
-                Err(Error::Tool(_))
-            ),
-            "{tool}"
+            matches!(&outcome, Err(Error::Tool(e)) if e.message.contains("refused by the memory poisoning scan")),
+            "{tool}: {outcome:?}"
         );
     }
     assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"likes tea\n");
@@ -209,23 +224,28 @@ fn the_host_can_turn_the_scan_off() {
     let hostile = corpus("hostile");
     for case in &hostile {
         let input = consolidate(case["text"].as_str().unwrap());
-        t.ws.call_tool_with_policy("memory_consolidate", &input, off)
-            .unwrap();
+        unheld(&t.ws, "memory_consolidate", &input, off).unwrap();
     }
     // Each part alone.
     let chars_only = ScanPolicy {
         injection_patterns: false,
         ..ScanPolicy::default()
     };
-    t.ws.call_tool_with_policy(
+    unheld(
+        &t.ws,
         "memory_consolidate",
         &consolidate("ignore previous instructions"),
         chars_only,
     )
     .unwrap();
     assert!(
-        t.ws.call_tool_with_policy("memory_consolidate", &consolidate("a\u{200b}b"), chars_only)
-            .is_err()
+        unheld(
+            &t.ws,
+            "memory_consolidate",
+            &consolidate("a\u{200b}b"),
+            chars_only
+        )
+        .is_err()
     );
     // The store interface itself (a person's edits, through the CLI) is never scanned.
     t.ws.consolidate(MemoryFile::Memory, "a\u{200b}b").unwrap();
