@@ -20,7 +20,7 @@ mod tool_calls;
 
 use std::cell::RefCell;
 
-use metis_memory::{Error, MemoryFile, ScanPolicy};
+use metis_memory::{CallOptions, Error, MemoryFile, ScanPolicy, ToolSuccess, Workspace};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::json;
@@ -34,6 +34,23 @@ use scanned::{
 };
 use store_ops::{StoreFigures, step, store_case};
 use tool_calls::{SHAPES, ToolFigures, tool_case, tool_step};
+
+/// A tool call as the model of these properties makes it: held to nothing (the WIT's
+/// `call-with-options`), since the model knows what every file holds and consolidates
+/// unconditionally, as the reference does.
+pub(crate) fn call_unheld(
+    ws: &Workspace,
+    name: &str,
+    input: &str,
+    scan: ScanPolicy,
+) -> Result<ToolSuccess, Error> {
+    let options = CallOptions {
+        scan,
+        seen: Vec::new(),
+        withheld: Vec::new(),
+    };
+    ws.call_tool_unheld(name, input, &options)
+}
 
 // ---------------------------------------------------------------------------------------
 // The runner and the figures.
@@ -300,8 +317,7 @@ fn each_hostile_text_under_each_policy() {
         for policy in [ScanPolicy::default(), INJECTION_ONLY, CHARACTERS_ONLY] {
             t.put(MemoryFile::User, "kept\n");
             let input = json!({"file": "USER.md", "content": text}).to_string();
-            let outcome =
-                t.ws.call_tool_with_policy("memory_consolidate", &input, policy);
+            let outcome = call_unheld(&t.ws, "memory_consolidate", &input, policy);
             let context = format!("{id} {text:?} under the {} policy", policy_name(policy));
             if runs_rule(policy, id) {
                 match outcome {

@@ -284,8 +284,7 @@ pub(crate) fn scan_case(
         fig.policies[policy_index(policy)] += 1;
         let snapshot = t.snapshot();
         let before = model.get(file).unwrap_or_default().to_vec();
-        let outcome =
-            t.ws.call_tool_with_policy(input.0, &input.1.to_string(), policy);
+        let outcome = crate::call_unheld(&t.ws, input.0, &input.1.to_string(), policy);
         let after = match model.write(file, &edit) {
             // The store's checks come first: its refusal, whatever the text holds.
             Err(refusal) => {
