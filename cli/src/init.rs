@@ -17,6 +17,23 @@ use std::process::Command;
 /// The merge driver's name in `.gitattributes` and `merge.<name>.*`.
 pub const DRIVER: &str = "metis-memory";
 
+/// What ends the driver's command line: an exit other than the driver's own (0, a clean
+/// merge; 1, a conflict; above 128, abandon) becomes an abandon, so a program that is gone,
+/// not executable or crashed never makes git keep what `%A` holds as a conflict.
+const FAIL_SAFE: &str = r#"|| { s=$?; [ "$s" -eq 1 ] && exit 1; exit 129; }"#;
+
+/// The first git that takes a driver's exit above 128 as a failure and abandons the merge
+/// (before it, as a conflict that keeps whatever the driver left).
+const GIT_FAILS_SAFE: (u32, u32) = (2, 42);
+
+/// git's version, `(major, minor)`, if git runs and says it.
+fn git_version(dir: &Path) -> Option<(u32, u32)> {
+    let text = git_text(dir, &["--version"])?;
+    let version = text.strip_prefix("git version ")?;
+    let mut parts = version.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 /// The hook's line that runs the audit; its presence is what `status` looks for.
 const HOOK_LINE: &str = "metis-memory audit";
 
@@ -98,12 +115,14 @@ impl Repo {
             .is_some_and(|line| line.ends_with(&format!("merge: {DRIVER}")))
     }
 
+    /// Whether the driver is defined, failing safe: a definition from before it did (an
+    /// exit that git would take as a conflict) counts as missing, so `init` replaces it.
     fn driver_set(&self) -> bool {
         git_text(
             &self.top,
             &["config", "--get", &format!("merge.{DRIVER}.driver")],
         )
-        .is_some_and(|driver| driver.contains(" merge %O %A %B"))
+        .is_some_and(|driver| driver.contains(" merge %O %A %B") && driver.ends_with(FAIL_SAFE))
     }
 
     /// The hook `name` (`pre-commit`, `pre-merge-commit`) as found.
@@ -194,6 +213,15 @@ fn program() -> String {
     }
 }
 
+/// This program by its absolute path, quoted for the shell git runs the driver with: a
+/// driver run by name could become another program, or none, as the PATH changes.
+fn absolute_program() -> String {
+    let me = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_or_else(|_| "metis-memory".into(), |me| me.display().to_string());
+    format!("'{}'", me.replace('\'', r"'\''"))
+}
+
 /// What is set up in the repository holding `workspace`; `None` outside a repository.
 pub fn inspect(workspace: &Path, keep_user_out: bool) -> Option<Vec<Item>> {
     let repo = Repo::of(workspace)?;
@@ -234,7 +262,13 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
         Item {
             key: "merge_driver",
             what: "this clone's git config defines the metis-memory merge driver",
-            state: state(repo.driver_set()),
+            state: match git_version(&repo.top) {
+                Some(version) if version < GIT_FAILS_SAFE => State::LeftAlone(format!(
+                    "git {}.{} takes a merge driver that fails as a conflict and keeps what it left, so a failed merge could drop entries: upgrade git to {}.{} or later, then run init again",
+                    version.0, version.1, GIT_FAILS_SAFE.0, GIT_FAILS_SAFE.1
+                )),
+                _ => state(repo.driver_set()),
+            },
         },
         Item {
             key: "audit_hook",
@@ -287,7 +321,10 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
                 }
             }
             "merge_driver" => {
-                let driver = format!("{} merge %O %A %B --path %P --marker-size %L", program());
+                let driver = format!(
+                    "{} merge %O %A %B --path %P --marker-size %L {FAIL_SAFE}",
+                    absolute_program()
+                );
                 for (key, value) in [
                     ("name", "metis-memory: merges memory files by entry"),
                     ("driver", driver.as_str()),

@@ -22,22 +22,43 @@ pub struct MergeArgs {
     pub marker_size: usize,
 }
 
+/// The exit status that makes git abandon the merge: git (2.42 and later) takes a driver
+/// that exits above 128 as failed, not as a conflict, and leaves the work tree as it was
+/// (a rebase or cherry-pick stops there). Any error that leaves no trustworthy result
+/// exits with it; an exit of 1 to 128 would make git keep whatever `%A` holds.
+pub const ABANDON: u8 = 129;
+
 /// Exit 0 when the merge stands (git then stages it), 1 when it is a conflict: markers in
-/// the file, or a whole merge that may not stand, with the reason on stderr.
+/// the file, or a whole merge that may not stand, with the reason on stderr; [`ABANDON`]
+/// when it cannot merge (a side it cannot read, a result it cannot write), `%A` untouched.
+/// The result is written beside `%A` and renamed over it, so `%A` is the old bytes or the
+/// whole result, never a file cut short.
 pub fn run(args: &MergeArgs) -> ExitCode {
+    // A file-size limit (`ulimit -f`) must fail a write, not kill the driver before it
+    // can remove what it wrote beside `%A`.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to ignore has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    match merge(args) {
+        Ok(code) => code,
+        Err(message) => {
+            complain!("metis-memory merge: {message}; the merge is abandoned, nothing written");
+            ExitCode::from(ABANDON)
+        }
+    }
+}
+
+fn merge(args: &MergeArgs) -> Result<ExitCode, String> {
     let named = args.path.as_deref().unwrap_or(&args.ours);
     let file = named
         .file_name()
         .and_then(|name| MemoryFile::from_name(&name.to_string_lossy()));
-    let read = |path: &Path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
-    let sides = (|| Ok::<_, String>((read(&args.base)?, read(&args.ours)?, read(&args.theirs)?)))();
-    let (base, ours, theirs) = match sides {
-        Ok(sides) => sides,
-        Err(message) => {
-            complain!("metis-memory merge: cannot read {message}");
-            return ExitCode::from(2);
-        }
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
+    let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
     let markers = Markers {
         size: args.marker_size,
         ..Markers::default()
@@ -45,34 +66,10 @@ pub fn run(args: &MergeArgs) -> ExitCode {
     let merged =
         file.and_then(|file| Some((file, merge_file(file, &base, &ours, &theirs, markers)?)));
     let Some((file, merged)) = merged else {
-        let merged_by_git = line_merge(args);
-        // git's merge is held to the same rules when it stands: a memory file whose merge
-        // went to git (a byte that is not UTF-8) must not bring in what the audit flags.
-        if merged_by_git != ExitCode::SUCCESS {
-            return merged_by_git;
-        }
-        let Some(file) = file else {
-            return merged_by_git;
-        };
-        let Ok(text) = std::fs::read(&args.ours) else {
-            return ExitCode::from(1);
-        };
-        return match whole_verdict(file, &text).reason(file) {
-            None => ExitCode::SUCCESS,
-            Some(reason) => {
-                complain!("metis-memory merge: {}: {reason}", named.display());
-                ExitCode::from(1)
-            }
-        };
+        return line_merge(args, file, named, &ours);
     };
-    if let Err(e) = std::fs::write(&args.ours, &merged.text) {
-        complain!(
-            "metis-memory merge: cannot write {}: {e}",
-            args.ours.display()
-        );
-        return ExitCode::from(2);
-    }
-    match merged.reason(file) {
+    replace(&args.ours, merged.text.as_bytes())?;
+    Ok(match merged.reason(file) {
         None => ExitCode::SUCCESS,
         Some(reason) => {
             complain!("metis-memory merge: {}: {reason}", named.display());
@@ -83,25 +80,107 @@ pub fn run(args: &MergeArgs) -> ExitCode {
             }
             ExitCode::from(1)
         }
-    }
+    })
 }
 
-/// git's own line merge, in place, as git would have made it without this driver.
-fn line_merge(args: &MergeArgs) -> ExitCode {
+/// git's own line merge, as git would have made it without this driver, made on a copy of
+/// `%A` beside it and renamed into place; held to the memory rules when it stands (a
+/// memory file whose merge went to git, for a byte that is not UTF-8, must not bring in
+/// what the audit flags).
+fn line_merge(
+    args: &MergeArgs,
+    file: Option<MemoryFile>,
+    named: &Path,
+    ours: &[u8],
+) -> Result<ExitCode, String> {
+    let copy = Beside::write(&args.ours, ours)?;
     let status = std::process::Command::new("git")
         .arg("merge-file")
         .arg(format!("--marker-size={}", args.marker_size))
         .args(["-L", "ours", "-L", "base", "-L", "theirs"])
-        .arg(&args.ours)
+        .arg(copy.path())
         .arg(&args.base)
         .arg(&args.theirs)
-        .status();
-    match status {
-        Ok(status) if status.success() => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(1),
-        Err(e) => {
-            complain!("metis-memory merge: cannot run git merge-file: {e}");
-            ExitCode::from(2)
+        .status()
+        .map_err(|e| format!("cannot run git merge-file: {e}"))?;
+    // merge-file exits with the number of conflicts (capped at 127), or above that when it
+    // failed: then its result is not one.
+    let conflicts = match status.code() {
+        Some(0) => false,
+        Some(1..=127) => true,
+        _ => return Err(format!("git merge-file failed ({status})")),
+    };
+    let text = std::fs::read(copy.path())
+        .map_err(|e| format!("cannot read git's merge of {}: {e}", named.display()))?;
+    copy.rename_over(&args.ours)?;
+    if conflicts {
+        return Ok(ExitCode::from(1));
+    }
+    let Some(file) = file else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    Ok(match whole_verdict(file, &text).reason(file) {
+        None => ExitCode::SUCCESS,
+        Some(reason) => {
+            complain!("metis-memory merge: {}: {reason}", named.display());
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// `%A` made `bytes`: written beside it, synced and renamed over it.
+fn replace(target: &Path, bytes: &[u8]) -> Result<(), String> {
+    Beside::write(target, bytes)?.rename_over(target)
+}
+
+/// A file beside `%A` (same directory, so the rename cannot cross a filesystem), removed
+/// unless it was renamed into place.
+struct Beside {
+    path: PathBuf,
+    renamed: bool,
+}
+
+impl Beside {
+    fn write(target: &Path, bytes: &[u8]) -> Result<Beside, String> {
+        use std::io::Write as _;
+        let name = target
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = target.with_file_name(format!(".{name}.metis-merge.{}", std::process::id()));
+        let beside = Beside {
+            path,
+            renamed: false,
+        };
+        let fail =
+            |e: std::io::Error| format!("cannot write the merge beside {}: {e}", target.display());
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&beside.path)
+            .map_err(fail)?;
+        out.write_all(bytes)
+            .and_then(|()| out.sync_all())
+            .map_err(fail)?;
+        Ok(beside)
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn rename_over(mut self, target: &Path) -> Result<(), String> {
+        std::fs::rename(&self.path, target)
+            .map_err(|e| format!("cannot put the merge in place of {}: {e}", target.display()))?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }

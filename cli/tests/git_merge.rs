@@ -302,3 +302,86 @@ fn a_line_merge_by_git_is_held_to_the_audit_too() {
     let said = conflicted(&repo);
     assert!(said.contains("injection-ignore-instructions"), "{said}");
 }
+
+/// `main` and `topic` each added an entry to MEMORY.md; `main` is checked out.
+fn both_added(root: &Path) -> Repo {
+    let repo = forked(root, "- a\n", "");
+    repo.put("MEMORY.md", "- a\n- b from main\n");
+    repo.commit("main");
+    repo.ok(&["checkout", "-q", "topic"]);
+    repo.put("MEMORY.md", "- a\n- c from topic\n");
+    repo.commit("topic");
+    repo.ok(&["checkout", "-q", "main"]);
+    repo
+}
+
+/// A merge git abandoned: it failed, no merge is in progress, and the work tree and the
+/// index are as they were, with nothing the driver wrote left anywhere.
+fn assert_abandoned(repo: &Repo, out: &Output) {
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "the merge went through: {said}");
+    assert!(
+        !repo.dir.join(".git/MERGE_HEAD").exists(),
+        "git kept a merge in progress: {said}"
+    );
+    assert_eq!(repo.text("MEMORY.md"), "- a\n- b from main\n", "{said}");
+    let status = repo.ok(&["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "", "{said}");
+}
+
+/// A driver that cannot write its result (a file-size limit: EFBIG) abandons the merge,
+/// and git leaves the work tree as it was. Before, it truncated `%A`, exited 2, and git
+/// kept the empty file as a conflict's result.
+#[test]
+fn a_driver_that_cannot_write_its_result_abandons_the_merge() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = both_added(root.path());
+    let driver = format!("ulimit -f 0; {BIN} merge %O %A %B --path %P --marker-size %L");
+    repo.ok(&["config", "merge.metis-memory.driver", &driver]);
+    let out = repo.git(&["merge", "--no-edit", "topic"]);
+    assert_abandoned(&repo, &out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the merge is abandoned"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // With room to write, the same merge goes through.
+    repo.configure();
+    repo.ok(&["merge", "-q", "--no-edit", "topic"]);
+    assert_eq!(
+        repo.text("MEMORY.md"),
+        "- a\n- b from main\n- c from topic\n"
+    );
+}
+
+/// A side the driver cannot read abandons the merge with `%A` as it was; so does a result
+/// it cannot put in place. (Driven directly: git makes the sides itself.)
+#[test]
+fn a_side_the_driver_cannot_read_leaves_ours_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("ours");
+    let theirs = dir.path().join("theirs");
+    std::fs::write(&ours, "- a\n- ours\n").unwrap();
+    std::fs::write(&theirs, "- a\n- theirs\n").unwrap();
+    let unreadable = dir.path().join("a directory");
+    std::fs::create_dir(&unreadable).unwrap();
+    for (base, theirs) in [(&unreadable, &theirs), (&ours, &unreadable)] {
+        let out = Command::new(BIN)
+            .args(["merge"])
+            .args([base, &ours, theirs])
+            .args(["--path", ".metis/MEMORY.md"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(129), "{out:?}");
+        assert_eq!(std::fs::read(&ours).unwrap(), b"- a\n- ours\n");
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 3, "the driver left a file behind: {names:?}");
+}

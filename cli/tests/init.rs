@@ -305,3 +305,111 @@ fn the_hooks_audit_what_is_staged_and_merges_too() {
     let merged = run(d, "git", &["merge", "--no-edit", "topic"]);
     assert!(!merged.status.success(), "a poisoned merge was committed");
 }
+
+/// The driver `init` defines runs this program by its absolute path and fails safe: with
+/// the program gone (uninstalled, moved), git abandons the merge and changes nothing,
+/// where a plain `sh` "not found" (127) would be taken as a conflict keeping `%A` as it
+/// was. A definition written before it failed safe is replaced.
+#[test]
+fn the_driver_init_defines_abandons_a_merge_when_the_program_is_gone() {
+    let dir = repo();
+    let old = format!("{BIN} merge %O %A %B --path %P --marker-size %L");
+    ok(
+        dir.path(),
+        "git",
+        &["config", "merge.metis-memory.driver", &old],
+    );
+    let made = ok(dir.path(), BIN, &["--json", "init"]);
+    assert!(
+        states(&made).contains(&("merge_driver".into(), "made".into())),
+        "a driver that did not fail safe was kept"
+    );
+    let driver =
+        String::from_utf8(ok(dir.path(), "git", &["config", "merge.metis-memory.driver"]).stdout)
+            .unwrap();
+    let program = std::fs::canonicalize(BIN).unwrap();
+    assert!(
+        driver.starts_with(&format!("'{}' merge ", program.display())),
+        "{driver}"
+    );
+    let gone = driver.replacen(
+        &program.display().to_string(),
+        "/nonexistent/metis-memory",
+        1,
+    );
+    ok(
+        dir.path(),
+        "git",
+        &["config", "merge.metis-memory.driver", gone.trim_end()],
+    );
+    let memory = dir.path().join(".metis/MEMORY.md");
+    std::fs::create_dir_all(memory.parent().unwrap()).unwrap();
+    std::fs::write(&memory, "- a\n").unwrap();
+    ok(dir.path(), "git", &["add", "-A"]);
+    ok(dir.path(), "git", &["commit", "-q", "-m", "base"]);
+    ok(dir.path(), "git", &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(&memory, "- a\n- topic\n").unwrap();
+    ok(dir.path(), "git", &["commit", "-q", "-am", "topic"]);
+    ok(dir.path(), "git", &["checkout", "-q", "main"]);
+    std::fs::write(&memory, "- a\n- main\n").unwrap();
+    ok(dir.path(), "git", &["commit", "-q", "-am", "main"]);
+    let out = run(dir.path(), "git", &["merge", "--no-edit", "topic"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(!dir.path().join(".git/MERGE_HEAD").exists(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&memory).unwrap(), "- a\n- main\n");
+}
+
+/// A git older than 2.42 takes a failed driver as a conflict, so `init` does not set the
+/// driver up there, and says why.
+#[test]
+fn init_leaves_the_driver_alone_on_a_git_that_cannot_abandon_a_merge() {
+    let dir = repo();
+    let bin = tempfile::tempdir().unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let fake = bin.path().join("git");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'git version 2.39.5'; exit 0; fi\nexec '{}' \"$@\"\n",
+            real.trim()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&fake, permissions).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = common::git_sandboxed(
+        Command::new(BIN)
+            .args(["--json", "init"])
+            .current_dir(dir.path())
+            .env("PATH", path),
+    )
+    .output()
+    .unwrap();
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let driver = value["git"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["key"] == "merge_driver")
+        .unwrap();
+    assert_eq!(driver["state"], "left-alone", "{value}");
+    assert!(
+        driver["reason"].as_str().unwrap().contains("git 2.39"),
+        "{value}"
+    );
+    let set = run(dir.path(), "git", &["config", "merge.metis-memory.driver"]);
+    assert!(!set.status.success(), "the driver was set up anyway");
+}
