@@ -34,6 +34,17 @@ fn git_version(dir: &Path) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// The memory files of every `.metis/` in the repository, at any depth.
+const EVERY_MEMORY_FILE: &str = "**/.metis/*.md";
+
+/// The store's own files (every one starts with a dot: `lock.rs`) in every `.metis/`.
+const EVERY_STORE_FILE: &str = "**/.metis/.*";
+
+/// Paths that stand for a `.metis/` other than the workspace's, to check a pattern
+/// covers it.
+const ELSEWHERE_MEMORY: &str = "any/where/.metis/MEMORY.md";
+const ELSEWHERE_TEMP: &str = "any/where/.metis/.USER.md.0123456789abcdef.tmp";
+
 /// The hook's line that runs the audit; its presence is what `status` looks for.
 const HOOK_LINE: &str = "metis-memory audit";
 
@@ -109,10 +120,39 @@ impl Repo {
         Some(Repo { top, hooks, metis })
     }
 
+    /// Whether the workspace's memory files, and those of a `.metis/` anywhere else in
+    /// the repository, go to the driver.
     fn attributes_set(&self) -> bool {
-        let path = format!("{}/MEMORY.md", self.metis);
-        git_text(&self.top, &["check-attr", "merge", "--", &path])
-            .is_some_and(|line| line.ends_with(&format!("merge: {DRIVER}")))
+        [
+            format!("{}/MEMORY.md", self.metis),
+            ELSEWHERE_MEMORY.to_owned(),
+        ]
+        .iter()
+        .all(|path| {
+            git_text(&self.top, &["check-attr", "merge", "--", path])
+                .is_some_and(|line| line.ends_with(&format!("merge: {DRIVER}")))
+        })
+    }
+
+    /// Whether the store's own files (locks, temporary files) are ignored, in the
+    /// workspace's `.metis/` and any other.
+    fn store_files_ignored(&self) -> bool {
+        [
+            format!("{}/.MEMORY.md.lock", self.metis),
+            ELSEWHERE_TEMP.to_owned(),
+        ]
+        .iter()
+        .all(|path| {
+            git(&self.top, &["check-ignore", "-q", "--no-index", "--", path])
+                .is_ok_and(|out| out.status.success())
+        })
+    }
+
+    /// Store files already committed (a lock committed stalls every clone's next write).
+    fn store_files_tracked(&self) -> Vec<String> {
+        git_text(&self.top, &["ls-files", "--", ":(glob)**/.metis/.*"])
+            .map(|list| list.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 
     /// Whether the driver is defined, failing safe: a definition from before it did (an
@@ -172,25 +212,36 @@ enum Hook {
 }
 
 /// The hook `init` writes when there is none (as `pre-commit` and `pre-merge-commit`): it
-/// audits the memory files as they are about to be committed, from the index, not the
-/// work tree (which may differ from what is staged), in a private scratch workspace.
-fn hook_script(repo: &Repo) -> String {
+/// audits the memory files of every `.metis/` in the repository as they are about to be
+/// committed, from the index, not the work tree (which may differ from what is staged),
+/// each `.metis/` in a private scratch workspace of its own. (A path holding a newline is
+/// not read.)
+fn hook_script() -> String {
     format!(
         r#"#!/bin/sh
-# Written by `metis-memory init`: the memory files as they are about to be committed are
-# audited ({HOOK_LINE}), read from the index.
-metis='{metis}'
+# Written by `metis-memory init`: the memory files of every .metis/ as they are about to be
+# committed are audited ({HOOK_LINE}), read from the index.
 staged=$(mktemp -d) || exit 1
 trap 'rm -rf "$staged"' EXIT
-mkdir "$staged/.metis" || exit 1
-for file in MEMORY.md USER.md; do
-    if git cat-file -e ":$metis/$file" 2>/dev/null; then
-        git show ":$metis/$file" >"$staged/.metis/$file" || exit 1
+git -c core.quotePath=false ls-files --cached -- ':(glob)**/.metis/MEMORY.md' ':(glob)**/.metis/USER.md' >"$staged/files" || exit 1
+n=0
+found=0
+while IFS= read -r path; do
+    n=$((n + 1))
+    mkdir -p "$staged/$n/.metis" || exit 1
+    git show ":$path" >"$staged/$n/.metis/${{path##*/}}" || exit 1
+    echo "$path" >"$staged/$n/where"
+done <"$staged/files"
+i=0
+while [ "$i" -lt "$n" ]; do
+    i=$((i + 1))
+    if ! {program} --workspace "$staged/$i" audit; then
+        echo "(the staged $(cat "$staged/$i/where"))" >&2
+        found=1
     fi
 done
-{program} --workspace "$staged" audit
+exit "$found"
 "#,
-        metis = repo.metis.replace('\'', r"'\''"),
         program = program(),
     )
 }
@@ -256,7 +307,7 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
     vec![
         Item {
             key: "merge_attributes",
-            what: ".gitattributes sends .metis/*.md to the metis-memory merge driver",
+            what: ".gitattributes sends every .metis/*.md to the metis-memory merge driver",
             state: state(repo.attributes_set()),
         },
         Item {
@@ -285,6 +336,17 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
             what: ".gitignore keeps .metis/USER.md out of the repository",
             state: user,
         },
+        Item {
+            key: "store_files_ignored",
+            what: ".gitignore keeps the store's locks and temporary files out of the repository",
+            state: match repo.store_files_tracked().as_slice() {
+                [] => state(repo.store_files_ignored()),
+                tracked => State::LeftAlone(format!(
+                    "the store's own files are committed ({}): `git rm --cached` them, then run init again",
+                    tracked.join(", ")
+                )),
+            },
+        },
     ]
 }
 
@@ -311,12 +373,15 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
         }
         match item.key {
             "merge_attributes" => {
-                let line = format!(
-                    "{} merge={DRIVER}",
-                    attributes_pattern(&repo.metis, "/*.md")
-                );
+                let line = format!("{EVERY_MEMORY_FILE} merge={DRIVER}");
                 if !append_line(&repo.top.join(".gitattributes"), &line)? {
                     item.state = not_a_file(".gitattributes", &line);
+                    continue;
+                }
+            }
+            "store_files_ignored" => {
+                if !append_line(&repo.top.join(".gitignore"), EVERY_STORE_FILE)? {
+                    item.state = not_a_file(".gitignore", EVERY_STORE_FILE);
                     continue;
                 }
             }
@@ -339,10 +404,8 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
                     }
                 }
             }
-            "audit_hook" => write_hook(&repo.hooks.join("pre-commit"), &hook_script(&repo))?,
-            "merge_audit_hook" => {
-                write_hook(&repo.hooks.join("pre-merge-commit"), &hook_script(&repo))?
-            }
+            "audit_hook" => write_hook(&repo.hooks.join("pre-commit"), &hook_script())?,
+            "merge_audit_hook" => write_hook(&repo.hooks.join("pre-merge-commit"), &hook_script())?,
             "user_ignored" => {
                 let line = ignore_pattern(&format!("{}/USER.md", repo.metis));
                 if !append_line(&repo.top.join(".gitignore"), &line)? {
@@ -394,18 +457,6 @@ fn append_line(path: &Path, line: &str) -> Result<bool, String> {
     added.push('\n');
     file.write_all(added.as_bytes()).map_err(fail)?;
     Ok(true)
-}
-
-/// A `.gitattributes` pattern matching exactly `path` (relative, `/`-separated) followed
-/// by `suffix`: glob characters escaped, and C-quoted when it holds a space or a quote.
-fn attributes_pattern(path: &str, suffix: &str) -> String {
-    let escaped = glob_escaped(path);
-    let pattern = format!("{escaped}{suffix}");
-    if pattern.contains([' ', '"', '\t']) {
-        format!("\"{}\"", pattern.replace('\\', "\\\\").replace('"', "\\\""))
-    } else {
-        pattern
-    }
 }
 
 /// A `.gitignore` line matching exactly `path`: glob characters and a leading `#` or `!`
