@@ -385,3 +385,49 @@ fn a_side_the_driver_cannot_read_leaves_ours_untouched() {
         .collect();
     assert_eq!(names.len(), 3, "the driver left a file behind: {names:?}");
 }
+
+/// A file a merge left conflicted is an audit finding: kept out of the prompt (the default
+/// `omit`), refused by the memory tools, found by `audit`; a person resolves it. Before,
+/// the prompt showed both sides and a `memory_add` appended to the conflicted file.
+#[test]
+fn conflict_markers_are_found_and_kept_from_the_model() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = forked(root.path(), "- a\n- deploys on fridays\n", "- likes tea\n");
+    repo.put("MEMORY.md", "- a\n- deploys on mondays\n");
+    repo.commit("main");
+    repo.ok(&["checkout", "-q", "topic"]);
+    repo.put("MEMORY.md", "- a\n- never deploys\n");
+    repo.commit("topic");
+    conflicted(&repo);
+    let conflicted = repo.bytes("MEMORY.md");
+    let cli = |args: &[&str]| {
+        common::git_sandboxed(
+            Command::new(BIN)
+                .arg("--workspace")
+                .arg(&repo.dir)
+                .args(args),
+        )
+        .output()
+        .unwrap()
+    };
+    let audit = cli(&["audit"]);
+    assert_eq!(audit.status.code(), Some(1), "{audit:?}");
+    assert!(
+        String::from_utf8_lossy(&audit.stdout).contains("MEMORY.md:2: [git-conflict-marker]"),
+        "{audit:?}"
+    );
+    let prompt = String::from_utf8(cli(&["prompt"]).stdout).unwrap();
+    assert!(prompt.contains("- likes tea"), "{prompt}");
+    assert!(!prompt.contains("deploys"), "{prompt}");
+    let add = cli(&[
+        "call",
+        "memory_add",
+        r#"{"file":"MEMORY.md","entry":"- uses cargo"}"#,
+    ]);
+    assert_eq!(add.status.code(), Some(1), "{add:?}");
+    assert!(
+        String::from_utf8_lossy(&add.stdout).contains("[git-conflict-marker]"),
+        "{add:?}"
+    );
+    assert_eq!(repo.bytes("MEMORY.md"), conflicted);
+}

@@ -17,6 +17,7 @@ extern crate alloc;
 extern crate std;
 
 mod blame;
+mod conflict;
 mod hidden;
 mod images;
 mod index;
@@ -78,7 +79,7 @@ pub struct Finding {
 /// The first finding in `text` under `policy`, or `None` if it may be stored. "First" is
 /// by precedence, not by line: a hidden character (the first in the text), then a chat
 /// role marker (in the order of their table), then one of the prompt's own section
-/// headers, then a data-carrying image, then the pattern rules in table order, each at
+/// headers, then git's conflict markers, then a data-carrying image, then the pattern rules in table order, each at
 /// its first position.
 pub fn scan(text: &str, policy: ScanPolicy) -> Option<Finding> {
     candidates(text, policy)
@@ -116,7 +117,7 @@ pub fn findings(text: &str, policy: ScanPolicy) -> Vec<Finding> {
 
 /// How findings are ordered: hidden characters by position, then role markers in table
 /// order (the special tokens after the listed markers), then the prompt's own section
-/// headers, then images, then the rules in table order (the rank of an id is the index of
+/// headers, then conflict markers, then images, then the rules in table order (the rank of an id is the index of
 /// its first entry), each by position. Positions are byte offsets (in the text for a
 /// hidden character, in the normalised text otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -124,6 +125,7 @@ enum Precedence {
     Hidden { at: usize },
     RoleMarker { marker: usize, at: usize },
     Heading { at: usize },
+    Conflict { at: usize },
     Image { at: usize },
     Rule { rank: usize, at: usize },
 }
@@ -290,6 +292,17 @@ fn injection_patterns(text: &str, out: &mut Vec<Candidate>) {
             at,
             "prompt-section-heading",
             format!("a line that reads as the prompt's own section header \"{title}\""),
+        );
+    }
+    for (at, opening) in conflict::conflicts(&normalized) {
+        found(
+            Precedence::Conflict { at },
+            at,
+            "git-conflict-marker",
+            format!(
+                "git's conflict markers from a merge left unresolved (\"{}\" and its closing line)",
+                opening.trim_end()
+            ),
         );
     }
     for (at, kind, url) in images::exfiltration_images(&normalized) {
