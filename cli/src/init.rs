@@ -221,6 +221,8 @@ fn hook_script() -> String {
         r#"#!/bin/sh
 # Written by `metis-memory init`: the memory files of every .metis/ as they are about to be
 # committed are audited ({HOOK_LINE}), read from the index.
+LC_ALL=C
+export LC_ALL
 staged=$(mktemp -d) || exit 1
 trap 'rm -rf "$staged"' EXIT
 git -c core.quotePath=false ls-files --cached -- ':(glob)**/.metis/MEMORY.md' ':(glob)**/.metis/USER.md' >"$staged/files" || exit 1
@@ -240,6 +242,22 @@ while [ "$i" -lt "$n" ]; do
         found=1
     fi
 done
+# A merge must not lose an entry both parents had (a conflict resolved by deleting it):
+# METIS_MEMORY_ALLOW_LOSS=1 lets a deliberate consolidation through.
+if git rev-parse -q --verify MERGE_HEAD >/dev/null && [ "${{METIS_MEMORY_ALLOW_LOSS:-}}" != 1 ]; then
+    while IFS= read -r path; do
+        git show "HEAD:$path" 2>/dev/null | sort -u >"$staged/ours"
+        git show "MERGE_HEAD:$path" 2>/dev/null | sort -u >"$staged/theirs"
+        git show ":$path" | sort -u >"$staged/merged"
+        comm -12 "$staged/ours" "$staged/theirs" | comm -23 - "$staged/merged" | grep -v '^[[:space:]]*$' >"$staged/lost"
+        if [ -s "$staged/lost" ]; then
+            echo "metis-memory: this merge loses entries of $path that both sides had:" >&2
+            sed 's/^/  /' "$staged/lost" >&2
+            echo "(keep them, or commit with METIS_MEMORY_ALLOW_LOSS=1 if the loss is meant)" >&2
+            found=1
+        fi
+    done <"$staged/files"
+fi
 exit "$found"
 "#,
         program = program(),

@@ -491,3 +491,49 @@ fn init_covers_every_metis_and_keeps_the_stores_own_files_out() {
         "{item}"
     );
 }
+
+/// The hooks refuse a merge commit that loses an entry both sides had (a conflict resolved
+/// by deleting more than the conflict), naming it; `METIS_MEMORY_ALLOW_LOSS=1` lets a
+/// deliberate consolidation through.
+#[test]
+fn a_merge_that_loses_an_entry_both_sides_had_is_refused_unless_meant() {
+    let dir = repo();
+    let d = dir.path();
+    ok(d, BIN, &["init"]);
+    let memory = d.join(".metis/MEMORY.md");
+    std::fs::create_dir_all(memory.parent().unwrap()).unwrap();
+    std::fs::write(&memory, "- a\n- b\n").unwrap();
+    ok(d, "git", &["add", "-A"]);
+    ok(d, "git", &["commit", "-q", "-m", "base"]);
+    ok(d, "git", &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(&memory, "- a\n- b, topic\n").unwrap();
+    ok(d, "git", &["commit", "-q", "-am", "topic"]);
+    ok(d, "git", &["checkout", "-q", "main"]);
+    std::fs::write(&memory, "- a\n- b, main\n").unwrap();
+    ok(d, "git", &["commit", "-q", "-am", "main"]);
+    let merge = run(d, "git", &["merge", "--no-edit", "topic"]);
+    assert!(
+        !merge.status.success(),
+        "the merge did not conflict: {merge:?}"
+    );
+    // Resolved by keeping one side's edit, and dropping `- a`, which both sides had.
+    std::fs::write(&memory, "- b, main\n").unwrap();
+    ok(d, "git", &["add", "-A"]);
+    let refused = run(d, "git", &["commit", "--no-edit"]);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(!refused.status.success(), "the lossy merge was committed");
+    assert!(
+        said.contains("loses entries of .metis/MEMORY.md that both sides had:\n  - a\n"),
+        "{said}"
+    );
+    // Keeping it commits; so does saying the loss is meant.
+    let allowed = common::git_sandboxed(
+        Command::new("git")
+            .args(["commit", "--no-edit"])
+            .current_dir(d)
+            .env("METIS_MEMORY_ALLOW_LOSS", "1"),
+    )
+    .output()
+    .unwrap();
+    assert!(allowed.status.success(), "{allowed:?}");
+}
