@@ -81,14 +81,25 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
     if [&base, &ours, &theirs].iter().any(|l| l.len() > MAX_LINES) {
         return None;
     }
-    let sides = Sides {
+    let mut sides = Sides {
         in_ours: matches(&base, &ours),
         in_theirs: matches(&base, &theirs),
         base,
         ours,
         theirs,
+        conflicting: Vec::new(),
     };
+    sides.conflicting = sides.find_conflicting();
     let stretches = sides.stretches();
+    // An entry changed differently whose lines a move parted from every stretch that could
+    // mark it: the whole file is the conflict, so that no edit is silently dropped.
+    let mut marked = alloc::vec![false; sides.base.len()];
+    for stretch in stretches.iter().filter(|s| sides.conflicts(s)) {
+        marked[stretch.base.clone()].fill(true);
+    }
+    if sides.conflicting.iter().zip(&marked).any(|(c, m)| *c && !m) {
+        return Some(whole_conflict(&sides, markers, ending));
+    }
     // What ours inserted outside a conflict: an entry both sides added, wherever each put
     // it, is kept once. Not from a conflict's lines: the person resolving it may keep
     // theirs, and an entry given only there would be lost with ours.
@@ -167,6 +178,31 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
         merged.text = without_revived(&merged.text, &sides);
     }
     Some(merged)
+}
+
+/// Ours and theirs whole, between conflict markers: one conflict.
+fn whole_conflict(sides: &Sides<'_>, markers: Markers<'_>, ending: &str) -> Merged {
+    let marker_size = markers.size.clamp(1, MAX_MARKER_SIZE);
+    let marker = |c: char, name: &str| {
+        let mut line: String = core::iter::repeat_n(c, marker_size).collect();
+        if !name.is_empty() {
+            line.push(' ');
+            line.push_str(name);
+        }
+        line
+    };
+    let mut text = String::new();
+    let lines = [marker('<', markers.ours)]
+        .into_iter()
+        .chain(sides.ours.iter().map(|l| String::from(*l)))
+        .chain([marker('=', "")])
+        .chain(sides.theirs.iter().map(|l| String::from(*l)))
+        .chain([marker('>', markers.theirs)]);
+    for line in lines {
+        text.push_str(&line);
+        text.push_str(ending);
+    }
+    Merged { text, conflicts: 1 }
 }
 
 /// `text` without the copies of base entries that a side removed: a side that moved an
@@ -326,6 +362,9 @@ struct Sides<'a> {
     theirs: Vec<&'a str>,
     in_ours: Vec<Option<usize>>,
     in_theirs: Vec<Option<usize>>,
+    /// For each base line, whether the sides changed its entry differently
+    /// ([`Sides::find_conflicting`]).
+    conflicting: Vec<bool>,
 }
 
 impl<'a> Sides<'a> {
@@ -380,41 +419,63 @@ impl<'a> Sides<'a> {
             .collect()
     }
 
-    /// Whether both sides changed an entry of `stretch` differently: a base entry both
-    /// deleted that a side put back edited (a line of the same [`key`]), unless both put
-    /// back the same: two different edits of one entry, or an edit against a removal. An
-    /// entry both removed while each added others is no conflict: the removal is agreed,
-    /// and the additions are kept.
+    /// Whether both sides changed an entry of `stretch` differently: it holds a base line
+    /// of [`conflicting`](Self::conflicting) that neither side kept in place.
     fn conflicts(&self, stretch: &Stretch) -> bool {
         let (o, t) = (
             &self.ours[stretch.ours.clone()],
             &self.theirs[stretch.theirs.clone()],
         );
         let b = &self.base[stretch.base.clone()];
-        if o == t || o == b || t == b {
-            return false;
-        }
-        let (in_ours, in_theirs) = (
-            self.inserted(Side::Ours, stretch),
-            self.inserted(Side::Theirs, stretch),
-        );
-        stretch
-            .base
-            .clone()
-            .filter(|&i| self.in_ours[i].is_none() && self.in_theirs[i].is_none())
-            .filter_map(|i| Some((self.base[i], key(self.base[i])?)))
-            .any(|(original, entry)| {
-                // The entry itself put back elsewhere is a move, not an edit.
-                let edits = |lines: &[&'a str]| -> Vec<&'a str> {
-                    lines
-                        .iter()
-                        .copied()
-                        .filter(|line| *line != original && key(line) == Some(entry))
-                        .collect()
-                };
-                let (ours, theirs) = (edits(&in_ours), edits(&in_theirs));
-                (!ours.is_empty() || !theirs.is_empty()) && ours != theirs
+        o != t
+            && o != b
+            && t != b
+            && stretch.base.clone().any(|i| {
+                self.in_ours[i].is_none() && self.in_theirs[i].is_none() && self.conflicting[i]
             })
+    }
+
+    /// The base lines whose entry the two sides changed differently (docs/spec.md §11): an
+    /// entry edited on one side (a line of its [`key`] that is not in the base, wherever
+    /// the side put it) and removed on the other, or edited differently on both. A side
+    /// that still has the entry, moved, kept it, and an edit stands.
+    fn find_conflicting(&self) -> Vec<bool> {
+        use alloc::collections::{BTreeMap, BTreeSet};
+        let in_base: BTreeSet<&str> = self.base.iter().copied().collect();
+        // Each side's lines not in the base, by key, in order: the edits of an entry.
+        let edits = |side: &[&'a str]| {
+            let mut by_key: BTreeMap<&'a str, Vec<&'a str>> = BTreeMap::new();
+            for line in side.iter().copied().filter(|l| !in_base.contains(l)) {
+                if let Some(entry) = key(line) {
+                    by_key.entry(entry).or_default().push(line);
+                }
+            }
+            by_key
+        };
+        let (ours, theirs) = (edits(&self.ours), edits(&self.theirs));
+        let (ours_lines, theirs_lines): (BTreeSet<&str>, BTreeSet<&str>) = (
+            self.ours.iter().copied().collect(),
+            self.theirs.iter().copied().collect(),
+        );
+        let none: Vec<&str> = Vec::new();
+        (0..self.base.len())
+            .map(|i| {
+                let original = self.base[i];
+                let Some(entry) = key(original) else {
+                    return false;
+                };
+                let (o, t) = (
+                    ours.get(entry).unwrap_or(&none),
+                    theirs.get(entry).unwrap_or(&none),
+                );
+                match (o.is_empty(), t.is_empty()) {
+                    (true, true) => false,
+                    (false, true) => !theirs_lines.contains(original),
+                    (true, false) => !ours_lines.contains(original),
+                    (false, false) => o != t,
+                }
+            })
+            .collect()
     }
 
     /// Whether ours' line `j` is a base line that theirs deleted.
@@ -675,6 +736,111 @@ mod tests {
             }
         }
         assert!(checked > 2000, "only {checked} clean merges");
+    }
+
+    /// Random three-way merges with edits (an entry rewritten in place, keeping its key),
+    /// removals, moves of entries not edited, and additions, both ways round, against the
+    /// model (docs/spec.md §11): a conflict exactly where an entry is edited on one side
+    /// and removed, or edited differently, on the other; otherwise each edit is there in
+    /// place of its entry, each removal stands, and each addition is there.
+    #[test]
+    fn random_merges_with_edits_conflict_exactly_where_the_model_says() {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Fate {
+            Kept,
+            Removed,
+            Edited(u64),
+        }
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let (mut clean, mut conflicting) = (0, 0);
+        for _ in 0..3000 {
+            let base: Vec<u64> = (0..8).filter(|_| next(2) == 0).collect();
+            let mut side = |base: &[u64]| -> (Vec<String>, Vec<Fate>) {
+                let fates: Vec<Fate> = base
+                    .iter()
+                    .map(|_| match next(6) {
+                        0 => Fate::Removed,
+                        1 => Fate::Edited(next(2)),
+                        _ => Fate::Kept,
+                    })
+                    .collect();
+                let mut lines: Vec<(String, bool)> = base
+                    .iter()
+                    .zip(&fates)
+                    .filter_map(|(e, fate)| match fate {
+                        Fate::Kept => Some((alloc::format!("- e{e}"), false)),
+                        Fate::Removed => None,
+                        Fate::Edited(v) => Some((alloc::format!("- e{e}: v{v}"), true)),
+                    })
+                    .collect();
+                let unedited: Vec<usize> = (0..lines.len()).filter(|&i| !lines[i].1).collect();
+                if next(3) == 0 && unedited.len() > 1 {
+                    let from = unedited[next(unedited.len() as u64) as usize];
+                    let moved = lines.remove(from);
+                    let to = next(lines.len() as u64 + 1) as usize;
+                    lines.insert(to, moved);
+                }
+                for _ in 0..next(3) {
+                    let at = next(lines.len() as u64 + 1) as usize;
+                    lines.insert(at, (alloc::format!("- n{}", next(6)), false));
+                }
+                (lines.into_iter().map(|(l, _)| l).collect(), fates)
+            };
+            let (ours, ours_fates) = side(&base);
+            let (theirs, theirs_fates) = side(&base);
+            let text = |lines: &[String]| -> String {
+                lines.iter().map(|l| alloc::format!("{l}\n")).collect()
+            };
+            let base_text: String = base.iter().map(|e| alloc::format!("- e{e}\n")).collect();
+            for ((o, of), (t, tf)) in [
+                ((&ours, &ours_fates), (&theirs, &theirs_fates)),
+                ((&theirs, &theirs_fates), (&ours, &ours_fates)),
+            ] {
+                let expected = of.iter().zip(tf.iter()).any(|(a, b)| match (a, b) {
+                    (Fate::Edited(_), Fate::Removed) | (Fate::Removed, Fate::Edited(_)) => true,
+                    (Fate::Edited(x), Fate::Edited(y)) => x != y,
+                    _ => false,
+                });
+                let (result, conflicts) = merged(&base_text, &text(o), &text(t));
+                let case = alloc::format!("base {base:?}, ours {o:?}, theirs {t:?} -> {result:?}");
+                assert_eq!(conflicts > 0, expected, "{case}");
+                if expected {
+                    conflicting += 1;
+                    continue;
+                }
+                clean += 1;
+                let has = |line: &str| result.lines().any(|l| l == line);
+                for (k, e) in base.iter().enumerate() {
+                    let plain = alloc::format!("- e{e}");
+                    match (of[k], tf[k]) {
+                        (Fate::Edited(v), _) | (_, Fate::Edited(v)) => {
+                            assert!(
+                                has(&alloc::format!("- e{e}: v{v}")),
+                                "edit of e{e} lost: {case}"
+                            );
+                            assert!(!has(&plain), "e{e} kept beside its edit: {case}");
+                        }
+                        (Fate::Removed, _) | (_, Fate::Removed) => {
+                            assert!(!has(&plain), "e{e} revived: {case}");
+                        }
+                        (Fate::Kept, Fate::Kept) => assert!(has(&plain), "e{e} lost: {case}"),
+                    }
+                }
+                for line in o.iter().chain(t.iter()).filter(|l| l.starts_with("- n")) {
+                    assert!(has(line), "{line} added and lost: {case}");
+                }
+            }
+        }
+        assert!(
+            clean > 2000 && conflicting > 500,
+            "{clean} clean, {conflicting} conflicting"
+        );
     }
 
     #[test]
