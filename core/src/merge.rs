@@ -75,7 +75,6 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
     if [base, ours, theirs].iter().any(|t| t.len() > MAX_BYTES) {
         return None;
     }
-    let marker_size = markers.size.clamp(1, MAX_MARKER_SIZE);
     let ending = if ours.contains("\r\n") { "\r\n" } else { "\n" };
     let (base, ours, theirs) = (lines(base), lines(ours), lines(theirs));
     if [&base, &ours, &theirs].iter().any(|l| l.len() > MAX_LINES) {
@@ -146,19 +145,7 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
             o.iter().for_each(|l| push(&mut merged.text, l));
         } else if sides.conflicts(stretch) {
             merged.conflicts += 1;
-            let marker = |c: char, name: &str| {
-                let mut line: String = core::iter::repeat_n(c, marker_size).collect();
-                if !name.is_empty() {
-                    line.push(' ');
-                    line.push_str(name);
-                }
-                line
-            };
-            push(&mut merged.text, &marker('<', markers.ours));
-            o.iter().for_each(|l| push(&mut merged.text, l));
-            push(&mut merged.text, &marker('=', ""));
-            t.iter().for_each(|l| push(&mut merged.text, l));
-            push(&mut merged.text, &marker('>', markers.theirs));
+            push_conflict(&mut merged.text, o, t, markers, ending);
         } else {
             // Ours, without the base lines theirs deleted; then what theirs inserted,
             // unless ours inserted it too.
@@ -182,27 +169,43 @@ pub fn merge(base: &str, ours: &str, theirs: &str, markers: Markers<'_>) -> Opti
 
 /// Ours and theirs whole, between conflict markers: one conflict.
 fn whole_conflict(sides: &Sides<'_>, markers: Markers<'_>, ending: &str) -> Merged {
-    let marker_size = markers.size.clamp(1, MAX_MARKER_SIZE);
+    let mut text = String::new();
+    push_conflict(&mut text, &sides.ours, &sides.theirs, markers, ending);
+    Merged { text, conflicts: 1 }
+}
+
+/// `ours` and `theirs` between conflict markers as git draws them (at most
+/// [`MAX_MARKER_SIZE`] long), each line ended with `ending`.
+fn push_conflict(
+    text: &mut String,
+    ours: &[&str],
+    theirs: &[&str],
+    markers: Markers<'_>,
+    ending: &str,
+) {
+    let size = markers.size.clamp(1, MAX_MARKER_SIZE);
     let marker = |c: char, name: &str| {
-        let mut line: String = core::iter::repeat_n(c, marker_size).collect();
+        let mut line: String = core::iter::repeat_n(c, size).collect();
         if !name.is_empty() {
             line.push(' ');
             line.push_str(name);
         }
         line
     };
-    let mut text = String::new();
-    let lines = [marker('<', markers.ours)]
-        .into_iter()
-        .chain(sides.ours.iter().map(|l| String::from(*l)))
-        .chain([marker('=', "")])
-        .chain(sides.theirs.iter().map(|l| String::from(*l)))
-        .chain([marker('>', markers.theirs)]);
+    let (open, middle, close) = (
+        marker('<', markers.ours),
+        marker('=', ""),
+        marker('>', markers.theirs),
+    );
+    let lines = core::iter::once(open.as_str())
+        .chain(ours.iter().copied())
+        .chain([middle.as_str()])
+        .chain(theirs.iter().copied())
+        .chain([close.as_str()]);
     for line in lines {
-        text.push_str(&line);
+        text.push_str(line);
         text.push_str(ending);
     }
-    Merged { text, conflicts: 1 }
 }
 
 /// `text` without the copies of base entries that a side removed: a side that moved an
@@ -211,38 +214,40 @@ fn whole_conflict(sides: &Sides<'_>, markers: Markers<'_>, ending: &str) -> Merg
 /// of the base is kept as often as both sides kept it, plus the copies either side added
 /// (once, if both added); later copies go first. Blank lines are not entries.
 fn without_revived(text: &str, sides: &Sides<'_>) -> String {
-    let count = |lines: &[&str], entry: &str| lines.iter().filter(|l| **l == entry).count();
-    let mut allowed: Vec<(&str, usize)> = Vec::new();
-    for entry in sides.base.iter().copied().filter(|l| !l.trim().is_empty()) {
-        if allowed.iter().any(|(e, _)| *e == entry) {
-            continue;
-        }
-        let (b, o, t) = (
-            count(&sides.base, entry),
-            count(&sides.ours, entry),
-            count(&sides.theirs, entry),
-        );
-        let kept = b.min(o).min(t);
-        let added = o.saturating_sub(b).max(t.saturating_sub(b));
-        allowed.push((entry, kept + added));
+    use alloc::collections::BTreeMap;
+    // Per base entry: its copies in the base, ours and theirs.
+    let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for entry in sides.base.iter().filter(|l| !l.trim().is_empty()) {
+        counts.entry(entry).or_default()[0] += 1;
     }
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut keep = alloc::vec![true; lines.len()];
-    for (entry, most) in allowed {
-        let mut seen = 0;
-        for (k, line) in lines.iter().enumerate() {
-            let bare = line.strip_suffix('\n').unwrap_or(line);
-            if bare.strip_suffix('\r').unwrap_or(bare) == entry {
-                seen += 1;
-                keep[k] = seen <= most;
+    for (k, side) in [(1, &sides.ours), (2, &sides.theirs)] {
+        for line in side.iter() {
+            if let Some(count) = counts.get_mut(line) {
+                count[k] += 1;
             }
         }
     }
-    lines
-        .iter()
-        .zip(keep)
-        .filter(|(_, kept)| *kept)
-        .map(|(line, _)| *line)
+    // How many more copies of each the text may keep, counted down as they are met.
+    let mut left: BTreeMap<&str, usize> = counts
+        .into_iter()
+        .map(|(entry, [b, o, t])| {
+            let kept = b.min(o).min(t);
+            let added = o.saturating_sub(b).max(t.saturating_sub(b));
+            (entry, kept + added)
+        })
+        .collect();
+    text.split_inclusive('\n')
+        .filter(|line| {
+            let bare = line.strip_suffix('\n').unwrap_or(line);
+            match left.get_mut(bare.strip_suffix('\r').unwrap_or(bare)) {
+                Some(0) => false,
+                Some(n) => {
+                    *n -= 1;
+                    true
+                }
+                None => true,
+            }
+        })
         .collect()
 }
 
