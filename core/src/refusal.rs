@@ -9,16 +9,6 @@ use alloc::string::String;
 use crate::MemoryFile;
 use crate::scan::{Blamed, Finding, Source};
 
-/// The audit's findings as the model may read them: lines and rule ids, never the
-/// flagged text (`line 2 [injection-ignore-instructions], line 5 [...]`).
-pub(crate) fn finding_lines(findings: &[crate::audit::AuditFinding]) -> String {
-    let lines: alloc::vec::Vec<String> = findings
-        .iter()
-        .map(|f| format!("line {} [{}]", f.line, f.rule))
-        .collect();
-    lines.join(", ")
-}
-
 /// The tool error text for a write to `file` refused for `blamed`.
 pub fn scan_refusal(blamed: &Blamed, file: MemoryFile) -> String {
     let Finding { id, detail, .. } = &blamed.finding;

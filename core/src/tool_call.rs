@@ -233,7 +233,7 @@ fn changed(file: MemoryFile, mover: Mover, current_hash: &str, current: &[u8]) -
     if !findings.is_empty() {
         return withheld(format!(
             "What it holds now failed the memory audit ({})",
-            crate::refusal::finding_lines(&findings)
+            crate::audit::finding_lines(findings.iter().map(|f| (f.line, f.rule.as_str())))
         ));
     }
     ToolRefusal {

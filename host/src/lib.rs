@@ -200,7 +200,8 @@ impl MemoryFile {
         }
     }
 
-    pub(crate) fn from_core(file: metis_memory_core::MemoryFile) -> MemoryFile {
+    /// The file of `metis-memory-core`'s terms.
+    pub fn from_core(file: metis_memory_core::MemoryFile) -> MemoryFile {
         match file {
             metis_memory_core::MemoryFile::Memory => MemoryFile::Memory,
             metis_memory_core::MemoryFile::User => MemoryFile::User,

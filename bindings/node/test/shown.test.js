@@ -192,7 +192,7 @@ test("a memory update is audited under the session's policy, and one that fails 
   fs.appendFileSync(path.join(metis, "MEMORY.md"), poison);
 
   const withheld = await omit.memoryUpdate();
-  assert.match(withheld, /memory audit flagged it/);
+  assert.match(withheld, /MEMORY.md is withheld: the memory audit flagged line/);
   assert.ok(!withheld.includes("ignore all previous instructions"), withheld);
   assert.deepEqual(omit.state.withheld, ["MEMORY.md"]);
   await refusal(omit.callTool("memory_add", { file: "MEMORY.md", entry: "- more" }));
