@@ -274,11 +274,10 @@ fn program() -> String {
             .find(|candidate| candidate.is_file())
             .and_then(|found| found.canonicalize().ok())
     });
-    match me {
-        Some(me) if on_path.as_ref() != Some(&me) => {
-            format!("'{}'", me.display().to_string().replace('\'', r"'\''"))
-        }
-        _ => "metis-memory".into(),
+    if me.is_some() && on_path == me {
+        "metis-memory".into()
+    } else {
+        absolute_program()
     }
 }
 

@@ -354,3 +354,31 @@ fn parallel_calls_on_one_session_file_chain() {
         .unwrap();
     assert_eq!(held["sha256"], now.as_str(), "{saved}");
 }
+
+/// An `update` that fails (a file that is not text) leaves the session file as it was and
+/// no temporary file beside it: a session file never committed removes its own.
+#[test]
+fn a_failed_update_leaves_the_session_and_nothing_beside_it() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.json");
+    let session = session.to_str().unwrap();
+    let out = run(&t, &["prompt", "--session", session, "--snapshot"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saved = std::fs::read(session).unwrap();
+    t.put(M, b"- a\n\xff\n");
+    let out = run(&t, &["update", "--session", session]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not valid UTF-8"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(session).unwrap(), saved);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["session.json"],
+        "left beside the session: {names:?}"
+    );
+}

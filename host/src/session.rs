@@ -242,23 +242,23 @@ impl Session {
     /// Each file as [`offer_file`](Self::offer_file) reads it: for a prompt that could not
     /// be composed whole, delivered where the model may never see it.
     pub fn offer_each(&mut self) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
-        self.workspace
-            .memory_files()
-            .into_iter()
-            .map(|file| (file, self.offer_file(file)))
-            .collect()
+        self.look_each(false)
     }
 
     /// Each file on its own, as [`show_file`](Self::show_file) shows it, for a prompt
     /// that could not be composed whole: a file the audit flags is withheld; one that
-    /// cannot be read as text (not UTF-8, too large) is neither seen nor withheld, since
-    /// no model can be shown it and only `memory_consolidate` can replace it, as the
-    /// store intends. The caller must show the model exactly the texts returned.
+    /// cannot be read as text (not UTF-8, too large) is neither seen nor withheld: no
+    /// model can be shown it, so the session refuses every consolidate of it and a person
+    /// replaces it. The caller must show the model exactly the texts returned.
     pub fn show_each(&mut self) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
+        self.look_each(true)
+    }
+
+    fn look_each(&mut self, shown: bool) -> Vec<(MemoryFile, Result<ShownFile, Error>)> {
         self.workspace
             .memory_files()
             .into_iter()
-            .map(|file| (file, self.show_file(file)))
+            .map(|file| (file, self.look(file, shown)))
             .collect()
     }
 
