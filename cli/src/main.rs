@@ -280,6 +280,21 @@ enum Command {
     /// Show both files against their soft and hard caps, with their hashes, and what
     /// `init` set up in the repository
     Status,
+    /// List the adds that were acknowledged and that their file no longer holds, and add
+    /// them again
+    ///
+    /// git rewrites the work tree without asking the store (a stash, a reset, an aborted
+    /// rebase), so an add acknowledged just before can be undone. Every add made in a git
+    /// repository is journaled in that clone's git directory; this lists the ones missing
+    /// now (newest first). Exit status 0 either way.
+    Recover {
+        /// Add them again (oldest first), scanned as `add` is
+        #[arg(long, conflicts_with = "forget")]
+        add: bool,
+        /// Forget them: they were meant to go
+        #[arg(long)]
+        forget: bool,
+    },
     /// Set up the repository for memory that travels through git (idempotent)
     ///
     /// The merge driver (a .gitattributes line, and this clone's git config, which is
@@ -701,6 +716,17 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Status => out.status(ws)?,
+        Command::Recover { add, forget } => {
+            let lost = ws.lost_adds();
+            if add {
+                for gone in lost.iter().rev() {
+                    ws.write_scanned(gone.file, &Edit::AddEntry(gone.entry.clone()))?;
+                }
+            } else if forget {
+                ws.forget_lost_adds(&lost);
+            }
+            out.lost_adds(&lost, add, forget);
+        }
         Command::Init { keep_user_out } => {
             let items = init::init(ws.root(), keep_user_out).map_err(|message| Failure::Cli {
                 kind: "init",

@@ -265,6 +265,7 @@ impl Output {
                 "files": rows.iter().map(FileStatus::json).collect::<Vec<_>>(),
                 "component": { "source": source, "path": path, "reason": reason },
                 "git": crate::init::inspect(ws.root(), false).as_deref().map(crate::init::json),
+                "lost_adds": ws.lost_adds().len(),
             }));
             return Ok(());
         }
@@ -306,7 +307,53 @@ impl Output {
         if let Some(items) = crate::init::inspect(ws.root(), false) {
             say!("git:\n{}", crate::init::describe(&items));
         }
+        match ws.lost_adds().len() {
+            0 => {}
+            1 => say!("1 acknowledged add is missing from its file: see metis-memory recover\n"),
+            n => say!(
+                "{n} acknowledged adds are missing from their files: see metis-memory recover\n"
+            ),
+        }
         Ok(())
+    }
+
+    /// The acknowledged adds missing from their files, and what was done about them.
+    pub fn lost_adds(&self, lost: &[metis_memory::git_watch::LostAdd], added: bool, forgot: bool) {
+        if self.json {
+            let lost: Vec<Value> = lost
+                .iter()
+                .map(|gone| {
+                    json!({
+                        "file": gone.file.name(),
+                        "entry": gone.entry,
+                        "acknowledged_at": gone.acknowledged_at,
+                    })
+                })
+                .collect();
+            self.print_json(json!({ "lost": lost, "added_again": added, "forgotten": forgot }));
+            return;
+        }
+        if lost.is_empty() {
+            say!("no acknowledged add is missing\n");
+            return;
+        }
+        let done = match (added, forgot) {
+            (true, _) => "added again",
+            (_, true) => "forgotten",
+            _ => "missing",
+        };
+        for gone in lost {
+            say!(
+                "{done}: {}: {}\n",
+                gone.file.name(),
+                gone.entry.replace('\n', "\n  ")
+            );
+        }
+        if !added && !forgot {
+            say!(
+                "add them again with `metis-memory recover --add`, or drop them from this list with --forget\n"
+            );
+        }
     }
 
     /// What `init` found and did, and what it left for the person.

@@ -15,6 +15,7 @@ pub mod audit;
 mod edit;
 mod error;
 mod file;
+pub mod git;
 pub mod lock;
 pub mod merge;
 mod prompt;

@@ -95,11 +95,31 @@ impl MetisDir {
         }
     }
 
+    /// What a write checks, right before its rename, to know the file is still the one
+    /// it read (see [`read_fingerprinted`](Self::read_fingerprinted)).
+    fn fingerprint(&self, file: MemoryFile) -> Result<Fingerprint, StoreError> {
+        Ok(Fingerprint::of(self.stat(file)?.as_ref()))
+    }
+
     /// The file's exact bytes; empty when it does not exist. Never more than the file's
     /// read limit: a larger file is `too-large`, whether the stat or the read finds it.
     pub fn read(&self, file: MemoryFile) -> Result<Vec<u8>, StoreError> {
-        let (Some(dir), Some(stat)) = (self.dir(file), self.stat(file)?) else {
-            return Ok(Vec::new());
+        self.read_fingerprinted(file).map(|(bytes, _)| bytes)
+    }
+
+    /// [`read`](Self::read), and the file's fingerprint as the read began, for a writer
+    /// under the lock: a writer outside the store's lock (git rewriting the work tree, an
+    /// editor) changes it, and our rename would then undo that writer's bytes or build on
+    /// half of them, so [`replace`](Self::replace) refuses instead. The fingerprint is
+    /// taken before the bytes are read, so a change during the read is caught too.
+    pub fn read_fingerprinted(
+        &self,
+        file: MemoryFile,
+    ) -> Result<(Vec<u8>, Fingerprint), StoreError> {
+        let stat = self.stat(file)?;
+        let fingerprint = Fingerprint::of(stat.as_ref());
+        let (Some(dir), Some(stat)) = (self.dir(file), stat) else {
+            return Ok((Vec::new(), fingerprint));
         };
         let limit = file.read_limit();
         if stat.size > limit {
@@ -151,7 +171,7 @@ impl MetisDir {
             // again only to be told so would be a second host call on every read.
             let complete = (chunk.len() as u64) < want && bytes.len() as u64 == opened.size;
             if end || chunk.is_empty() || complete {
-                return Ok(bytes);
+                return Ok((bytes, fingerprint));
             }
         }
     }
@@ -191,6 +211,7 @@ impl MetisDir {
         file: MemoryFile,
         bytes: &[u8],
         lock: &WriteLock<'_>,
+        read: &Fingerprint,
     ) -> Result<Option<ErrorCode>, StoreError> {
         let dir = self.writable(file)?;
         let (temp_name, temp) = create_temp(dir, file)?;
@@ -200,6 +221,10 @@ impl MetisDir {
         drop(temp);
         let renamed = written
             .and_then(|()| lock.check_can_commit())
+            .and_then(|()| match self.fingerprint(file)? == *read {
+                true => Ok(()),
+                false => Err(StoreError::Busy { file }),
+            })
             .and_then(|()| {
                 dir.rename_at(&temp_name, dir, file.file_name())
                     .map_err(|code| match code {
@@ -219,6 +244,27 @@ impl MetisDir {
         // failure here cannot undo the write: the caller is told the write is in place
         // but may not survive a crash (`unsynced`), never that it succeeded.
         Ok(sync_dir(dir).err())
+    }
+}
+
+/// A file's size and dates (`None`: missing): what a writer outside the lock changes.
+#[derive(PartialEq, Eq)]
+pub struct Fingerprint(Option<(u64, Date, Date)>);
+
+/// A file date as WASI gives it: seconds and nanoseconds, if the filesystem keeps it.
+type Date = Option<(u64, u32)>;
+
+impl Fingerprint {
+    fn of(stat: Option<&DescriptorStat>) -> Self {
+        let at =
+            |t: Option<wasip2::clocks::wall_clock::Datetime>| t.map(|t| (t.seconds, t.nanoseconds));
+        Fingerprint(stat.map(|stat| {
+            (
+                stat.size,
+                at(stat.data_modification_timestamp),
+                at(stat.status_change_timestamp),
+            )
+        }))
     }
 }
 

@@ -312,11 +312,11 @@ fn write_file<E: From<core::StoreError>>(
     let mut lock = None;
     let planned = core::plan_write(file, edit, || {
         let held = dir.lock(file)?;
-        let bytes = dir.read(file);
-        lock = Some(held);
-        bytes
+        let (bytes, read) = dir.read_fingerprinted(file)?;
+        lock = Some((held, read));
+        Ok(bytes)
     })?;
-    let lock = lock.ok_or_else(|| core::StoreError::Io {
+    let (lock, read) = lock.ok_or_else(|| core::StoreError::Io {
         file,
         message: "internal: a write was planned without reading the file".into(),
     })?;
@@ -329,7 +329,7 @@ fn write_file<E: From<core::StoreError>>(
     // are in place, as little as possible remains that could fail or trap.
     let result = planned.result();
     lock.record_intent(&result.after_hash)?;
-    let unsynced = dir.replace(file, &planned.after, &lock)?;
+    let unsynced = dir.replace(file, &planned.after, &lock, &read)?;
     // Releasing the lock removes the last trace of this write that a clean-up after a
     // trap could find, so it is left to the very end of the call (`release_write_lock`),
     // and the pre-opened directory to the instance's end (it is never reused).

@@ -19,6 +19,7 @@ mod cache;
 mod error;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
+pub mod git_watch;
 mod global_user;
 #[cfg(feature = "json")]
 pub mod json;

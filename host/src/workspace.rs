@@ -33,6 +33,9 @@ pub struct Workspace {
     fault_hook: Option<crate::faults::FaultHook>,
 }
 
+/// How many times an add git was at work around is checked (and made again if undone).
+const REDO_ROUNDS: u32 = 3;
+
 /// How many times a write is run again after its `.metis/` vanished under it.
 const VANISHED_RETRIES: u32 = 3;
 
@@ -214,9 +217,17 @@ impl Workspace {
 
     /// Appends `entry` (stripped) as its own line.
     pub fn add_entry(&self, file: MemoryFile, entry: &str) -> Result<WriteResult, Error> {
-        self.call(Access::Write, file, |api, store| {
-            api.call_add_entry(store, file, entry)
-        })
+        let added = Some(metis_memory_core::python_strip(entry));
+        self.next_to_git(
+            file,
+            added,
+            |_| true,
+            || {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_add_entry(store, file, entry)
+                })
+            },
+        )
     }
 
     /// Replaces the single occurrence of `old_text` with `new_text`.
@@ -226,16 +237,30 @@ impl Workspace {
         old_text: &str,
         new_text: &str,
     ) -> Result<WriteResult, Error> {
-        self.call(Access::Write, file, |api, store| {
-            api.call_replace(store, file, old_text, new_text)
-        })
+        self.next_to_git(
+            file,
+            None,
+            |_| true,
+            || {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_replace(store, file, old_text, new_text)
+                })
+            },
+        )
     }
 
     /// Makes `content` the whole file.
     pub fn consolidate(&self, file: MemoryFile, content: &str) -> Result<WriteResult, Error> {
-        self.call(Access::Write, file, |api, store| {
-            api.call_consolidate(store, file, content)
-        })
+        self.next_to_git(
+            file,
+            None,
+            |_| true,
+            || {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_consolidate(store, file, content)
+                })
+            },
+        )
     }
 
     /// Makes `content` the whole file, only if the file's SHA-256 is still
@@ -248,18 +273,36 @@ impl Workspace {
         content: &str,
         expected_hash: &str,
     ) -> Result<WriteResult, Error> {
-        self.call(Access::Write, file, |api, store| {
-            api.call_consolidate_if_unchanged(store, file, content, expected_hash)
-        })
+        self.next_to_git(
+            file,
+            None,
+            |_| true,
+            || {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_consolidate_if_unchanged(store, file, content, expected_hash)
+                })
+            },
+        )
     }
 
     /// `edit`, refused with [`StoreError::Poisoned`] (nothing written) if the memory
     /// poisoning scan finds something in the text it would leave: a person's write held to
     /// the rules a model's tool call is.
     pub fn write_scanned(&self, file: MemoryFile, edit: &Edit) -> Result<WriteResult, Error> {
-        self.call(Access::Write, file, |api, store| {
-            api.call_write_scanned(store, file, edit)
-        })
+        let added = match edit {
+            Edit::AddEntry(entry) => Some(metis_memory_core::python_strip(entry)),
+            _ => None,
+        };
+        self.next_to_git(
+            file,
+            added,
+            |_| true,
+            || {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_write_scanned(store, file, edit)
+                })
+            },
+        )
     }
 
     /// The size above which a write is flagged over the soft cap.
@@ -374,6 +417,29 @@ impl Workspace {
         input: &str,
         options: &CallOptions,
     ) -> Result<ToolSuccess, Error> {
+        let call = self.tool_call_next_to_git(name, input);
+        let Some((file, added)) = call.as_ref().map(|(file, added)| (*file, added.as_deref()))
+        else {
+            return self.call_tool_unheld_here(name, input, options);
+        };
+        let outcome = self.next_to_git(
+            file,
+            added,
+            |_| true,
+            || self.call_tool_unheld_here(name, input, options),
+        );
+        outcome.map_err(|error| match error {
+            Error::Store { message, .. } => Error::Tool(git_refusal(message)),
+            error => error,
+        })
+    }
+
+    fn call_tool_unheld_here(
+        &self,
+        name: &str,
+        input: &str,
+        options: &CallOptions,
+    ) -> Result<ToolSuccess, Error> {
         self.run(Access::Write, |store, memory| {
             let tools = memory.metis_memory_tools();
             Ok(tools
@@ -385,6 +451,32 @@ impl Workspace {
     /// One tool call held to what `session`'s model has seen: the outcome, and the
     /// session the next call takes (see [`Session`](crate::Session), which keeps it).
     pub fn call_in_session(
+        &self,
+        name: &str,
+        input: &str,
+        scan: ScanPolicy,
+        session: &SessionState,
+    ) -> Result<SessionOutcome, Error> {
+        let call = self.tool_call_next_to_git(name, input);
+        let Some((file, added)) = call.as_ref().map(|(file, added)| (*file, added.as_deref()))
+        else {
+            return self.call_in_session_here(name, input, scan, session);
+        };
+        let written = |outcome: &SessionOutcome| outcome.outcome.is_ok();
+        let outcome = self.next_to_git(file, added, written, || {
+            self.call_in_session_here(name, input, scan, session)
+        });
+        match outcome {
+            // git's refusal, before anything was run: the session is as it was.
+            Err(Error::Store { message, .. }) => Ok(SessionOutcome {
+                outcome: Err(git_refusal(message)),
+                session: session.clone(),
+            }),
+            outcome => outcome,
+        }
+    }
+
+    fn call_in_session_here(
         &self,
         name: &str,
         input: &str,
@@ -411,6 +503,86 @@ impl Workspace {
             (Err(Error::Tool(_)), Some(outcome)) => Ok(outcome),
             (outcome, _) => outcome,
         }
+    }
+
+    /// The file a tool call writes and, for an add, its entry (stripped); `None` for a
+    /// call the component will refuse as invalid.
+    fn tool_call_next_to_git(
+        &self,
+        name: &str,
+        input: &str,
+    ) -> Option<(MemoryFile, Option<String>)> {
+        let call = metis_memory_core::parse_tool_call(name, input).ok()?;
+        let file = MemoryFile::from_core(call.file());
+        let added = match &call {
+            metis_memory_core::ToolCall::Add { entry, .. } => {
+                Some(metis_memory_core::python_strip(entry).to_owned())
+            }
+            _ => None,
+        };
+        Some((file, added))
+    }
+
+    /// Runs `write` (a write to `file`; `added`, the entry it adds, if an add) with a look
+    /// at git before and after (see `git_watch` and `metis_memory_core::git`): while git
+    /// is rewriting the work tree the write waits, and is refused (nothing run) if git
+    /// does not finish in time or has stopped half-way; an add that git was at work
+    /// around is held until git finishes, checked, and made again if git undid it; every
+    /// add is journaled, so one undone later is listed by `recover`.
+    fn next_to_git<T>(
+        &self,
+        file: MemoryFile,
+        added: Option<&str>,
+        written: impl Fn(&T) -> bool,
+        write: impl Fn() -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        use metis_memory_core::git::{GitState, SETTLE_NANOS, WAIT_NANOS};
+        use std::time::Duration;
+        let watched = !self.read_only && file != MemoryFile::GlobalUser;
+        let Some(git) = watched
+            .then(|| crate::git_watch::GitDir::find(&self.root))
+            .flatten()
+        else {
+            return write();
+        };
+        let core_file = file.core();
+        if let GitState::AtWork(marker) = git.wait_quiet(Duration::from_nanos(WAIT_NANOS)) {
+            return Err(Error::Store {
+                error: StoreError::Busy,
+                message: metis_memory_core::git::refusal_text(core_file, marker),
+            });
+        }
+        let index_before = git.index_stamp();
+        let outcome = write()?;
+        if !written(&outcome) {
+            return Ok(outcome);
+        }
+        let Some(entry) = added else {
+            if let Ok(content) = self.read(file) {
+                git.journal_forget_removed(core_file, &content);
+            }
+            return Ok(outcome);
+        };
+        // Held while git was at work around the add: the acknowledgment waits for git to
+        // finish, then the entry is looked for, and added again if git undid the add.
+        let mut index_seen = index_before;
+        for _ in 0..REDO_ROUNDS {
+            if git.state() == GitState::Quiet && git.index_stamp() == index_seen {
+                break;
+            }
+            if git.wait_quiet(Duration::from_nanos(SETTLE_NANOS)) != GitState::Quiet {
+                break;
+            }
+            index_seen = git.index_stamp();
+            let content = self.read(file)?;
+            if !metis_memory_core::git::holds_entry(&content, entry) {
+                self.call(Access::Write, file, |api, store| {
+                    api.call_add_entry(store, file, entry)
+                })?;
+            }
+        }
+        git.journal_add(core_file, entry);
+        Ok(outcome)
     }
 
     /// A `store` call about `file`; a refusal carries the component's text for it.
@@ -730,5 +902,14 @@ fn landed(landing: Landing) -> Option<bool> {
         Landing::Written => Some(true),
         Landing::NotWritten => Some(false),
         Landing::Untraced => None,
+    }
+}
+
+/// A refusal for the model of a write git was at work around (nothing was written).
+fn git_refusal(message: String) -> crate::ToolError {
+    crate::ToolError {
+        message,
+        is_user_visible: true,
+        shown: None,
     }
 }

@@ -1,8 +1,10 @@
-//! `metis-memory merge` as git's merge driver, with real `git merge`, `git rebase` and
-//! `git pull` between clones (issue 25): entries added on two branches merge without a
-//! conflict, in both files, CRLF files too; an entry changed differently on both sides,
-//! a merge over the hard cap and a merge the audit flags are conflicts with the reason; a
-//! file that is not UTF-8 is left to git's own line merge.
+//! Memory next to real git. `metis-memory merge` as git's merge driver, with real `git
+//! merge`, `git rebase` and `git pull` between clones: entries added on two branches merge
+//! without a conflict, in both files, CRLF files too; an entry changed differently on both
+//! sides, a merge over the hard cap and a merge the audit flags are conflicts with the
+//! reason; a file that is not UTF-8 is left to git's own line merge. And writes while git
+//! is at work on the work tree: refused while git has stopped half-way or does not finish,
+//! an add git undid made again, what git discarded later listed by `recover`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -430,4 +432,200 @@ fn conflict_markers_are_found_and_kept_from_the_model() {
         "{add:?}"
     );
     assert_eq!(repo.bytes("MEMORY.md"), conflicted);
+}
+
+mod next_to_git {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, SystemTime};
+
+    use metis_memory::faults::FaultHook;
+    use metis_memory::{MemoryFile, StoreError, Workspace};
+
+    use super::{BIN, Repo, common};
+
+    const M: MemoryFile = MemoryFile::Memory;
+
+    /// A repository whose committed MEMORY.md holds `- base`.
+    fn committed(root: &std::path::Path) -> (Repo, Workspace) {
+        let repo = Repo::new(&root.join("repo"));
+        repo.put("MEMORY.md", "- base\n");
+        repo.commit("memory");
+        let ws = Workspace::open(&repo.dir);
+        (repo, ws)
+    }
+
+    /// While git has stopped half-way (a rebase, a merge: ending it with `--abort` resets
+    /// the work tree), a write is refused, typed and retryable, and changes nothing; a
+    /// linked worktree's own operation counts, found through its `.git` file. Before, the
+    /// add went through and the person's `git rebase --abort` discarded it.
+    #[test]
+    fn a_write_while_git_has_stopped_half_way_is_refused_and_changes_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        for (marker, says) in [
+            ("rebase-merge", "in the middle of a rebase"),
+            ("MERGE_HEAD", "in the middle of a merge"),
+        ] {
+            let path = repo.dir.join(".git").join(marker);
+            if marker == "rebase-merge" {
+                std::fs::create_dir(&path).unwrap();
+            } else {
+                std::fs::write(&path, "0000000000000000000000000000000000000000\n").unwrap();
+            }
+            let (error, message) = common::store_error(ws.add_entry(M, "- new"));
+            assert_eq!(error, StoreError::Busy, "{message}");
+            assert!(message.contains(says), "{message}");
+            assert_eq!(repo.text("MEMORY.md"), "- base\n");
+            let mut session = ws.session();
+            session.system_prompt("base").unwrap();
+            let refused = session
+                .call_tool("memory_add", r#"{"file":"MEMORY.md","entry":"- new"}"#)
+                .unwrap_err();
+            assert!(refused.to_string().contains(says), "{refused}");
+            assert_eq!(repo.text("MEMORY.md"), "- base\n");
+            let _ = std::fs::remove_dir(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+        ws.add_entry(M, "- new").unwrap();
+        assert_eq!(repo.text("MEMORY.md"), "- base\n- new\n");
+
+        let worktree = root.path().join("worktree");
+        repo.ok(&["worktree", "add", "-q", worktree.to_str().unwrap()]);
+        let gitdir = repo.dir.join(".git/worktrees/worktree");
+        std::fs::create_dir(gitdir.join("rebase-apply")).unwrap();
+        let (error, message) =
+            common::store_error(Workspace::open(&worktree).add_entry(M, "- in the worktree"));
+        assert_eq!(error, StoreError::Busy);
+        assert!(message.contains("rebase"), "{message}");
+        // The main work tree is not the worktree: its writes go on.
+        ws.add_entry(M, "- main goes on").unwrap();
+    }
+
+    /// A running git command's index.lock is waited out, then the write is refused; one
+    /// left by a git killed long ago is not trusted, and the write goes through.
+    #[test]
+    fn a_write_waits_for_a_running_git_and_a_stale_index_lock_is_not_trusted() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        let lock = repo.dir.join(".git/index.lock");
+        std::fs::write(&lock, "").unwrap();
+        let (error, message) = common::store_error(ws.add_entry(M, "- new"));
+        assert_eq!(error, StoreError::Busy);
+        assert!(message.contains("its index.lock is there"), "{message}");
+        assert_eq!(repo.text("MEMORY.md"), "- base\n");
+        let long_ago = SystemTime::now() - Duration::from_secs(120);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        ws.add_entry(M, "- new").unwrap();
+        assert_eq!(repo.text("MEMORY.md"), "- base\n- new\n");
+    }
+
+    /// git, run between the add's look and its rename, rewrites MEMORY.md right after the
+    /// rename (as a checkout does: unlink, create, write) and writes its index. The add is
+    /// held, found missing, and made again. Before, it was acknowledged and gone.
+    #[test]
+    fn an_add_git_undid_right_after_its_rename_is_made_again() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        let renamed = Arc::new(AtomicBool::new(false));
+        let undone = Arc::new(AtomicBool::new(false));
+        let (memory, index) = (
+            repo.dir.join(".metis/MEMORY.md"),
+            repo.dir.join(".git/index"),
+        );
+        let hook = FaultHook::new(move |call| {
+            if renamed.load(Ordering::SeqCst) && !undone.swap(true, Ordering::SeqCst) {
+                std::fs::remove_file(&memory).unwrap();
+                std::fs::write(&memory, "- base\n- from the pull\n").unwrap();
+                let mut bytes = std::fs::read(&index).unwrap();
+                bytes.extend_from_slice(b"rewritten");
+                std::fs::write(&index, bytes).unwrap();
+            }
+            if call.function == "rename-at" && call.to == Some("MEMORY.md") {
+                renamed.store(true, Ordering::SeqCst);
+            }
+            None
+        });
+        ws.clone()
+            .with_fault_hook(hook)
+            .add_entry(M, "- new")
+            .unwrap();
+        assert_eq!(repo.text("MEMORY.md"), "- base\n- from the pull\n- new\n");
+        assert!(ws.lost_adds().is_empty());
+    }
+
+    /// A writer outside the store's lock (git's checkout) replaces MEMORY.md between the
+    /// add's read and its rename: the component refuses the write rather than put back
+    /// the file it read plus one entry (which dropped what git wrote).
+    #[test]
+    fn a_write_is_refused_when_a_writer_outside_the_lock_changed_the_file_under_it() {
+        let t = common::TestWorkspace::new();
+        t.put(M, "- base\n");
+        let memory = t.path(M);
+        let done = Arc::new(AtomicBool::new(false));
+        let hook = FaultHook::new(move |call| {
+            let temp = call.path.is_some_and(|p| p.ends_with(".tmp"));
+            if call.function == "open-at" && temp && !done.swap(true, Ordering::SeqCst) {
+                std::fs::remove_file(&memory).unwrap();
+                std::fs::write(&memory, "- base\n- merged in\n").unwrap();
+            }
+            None
+        });
+        let (error, _) =
+            common::store_error(t.ws.clone().with_fault_hook(hook).add_entry(M, "- new"));
+        assert_eq!(error, StoreError::Busy);
+        assert_eq!(t.bytes(M).unwrap(), b"- base\n- merged in\n");
+        assert_eq!(t.metis_names(), ["MEMORY.md"]);
+    }
+
+    /// An add acknowledged and then discarded by git (`git checkout -- .metis`) is listed
+    /// by `status` and `recover`, and `recover --add` makes it again; an entry the store's
+    /// own consolidate removed is not listed.
+    #[test]
+    fn recover_lists_what_git_discarded_after_it_was_acknowledged_and_adds_it_again() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        ws.add_entry(M, "- kept").unwrap();
+        ws.add_entry(M, "- consolidated away").unwrap();
+        ws.consolidate(M, "- base\n- kept\n").unwrap();
+        repo.commit("kept");
+        ws.add_entry(M, "- discarded by git").unwrap();
+        repo.ok(&["checkout", "--", ".metis/MEMORY.md"]);
+        let lost = ws.lost_adds();
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert_eq!(lost[0].entry, "- discarded by git");
+        let cli = |args: &[&str]| {
+            common::git_sandboxed(
+                std::process::Command::new(BIN)
+                    .arg("--workspace")
+                    .arg(&repo.dir)
+                    .args(args),
+            )
+            .output()
+            .unwrap()
+        };
+        let status = String::from_utf8(cli(&["status"]).stdout).unwrap();
+        assert!(status.contains("1 acknowledged add is missing"), "{status}");
+        let listed = common::json(&cli(&["--json", "recover"]));
+        assert_eq!(listed["lost"][0]["entry"], "- discarded by git", "{listed}");
+        assert_eq!(repo.text("MEMORY.md"), "- base\n- kept\n");
+        assert!(cli(&["recover", "--add"]).status.success());
+        assert_eq!(
+            repo.text("MEMORY.md"),
+            "- base\n- kept\n- discarded by git\n"
+        );
+        let none = String::from_utf8(cli(&["recover"]).stdout).unwrap();
+        assert_eq!(none, "no acknowledged add is missing\n");
+        // Forgotten on request: a removal the person meant.
+        repo.ok(&["checkout", "--", ".metis/MEMORY.md"]);
+        assert!(cli(&["recover", "--forget"]).status.success());
+        assert!(ws.lost_adds().is_empty());
+        // Nothing of the journal is in .metis/ or in git's view of the work tree.
+        let status = repo.ok(&["status", "--porcelain", "--untracked-files=all"]);
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    }
 }
