@@ -21,6 +21,7 @@ mod merge;
 mod scratch;
 mod session;
 mod status;
+mod sync;
 mod writes;
 
 use failure::Failure;
@@ -294,6 +295,19 @@ enum Command {
         /// Forget them: they were meant to go
         #[arg(long)]
         forget: bool,
+    },
+    /// Commit the memory files, fetch, merge the upstream branch (the memory files by
+    /// entry) and push, without losing a write
+    ///
+    /// The commit and the merge run under the store's write hold: an agent's write waits
+    /// for them (or is refused busy, to retry) and never lands while git rewrites a
+    /// memory file, as it can under a plain `git pull`. Needs an upstream branch and
+    /// `init` (the merge driver). Exit status 1 when git fails (a conflict: git's own
+    /// state is left for you, as after `git merge`).
+    Sync {
+        /// Commit and merge, but do not push
+        #[arg(long)]
+        no_push: bool,
     },
     /// Set up the repository for memory that travels through git (idempotent)
     ///
@@ -716,6 +730,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
         }
         Command::Status => out.status(ws)?,
+        Command::Sync { no_push } => out.synced(&sync::sync(ws, !no_push)?),
         Command::Recover { add, forget } => {
             let lost = ws.lost_adds();
             if add {

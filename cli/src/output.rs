@@ -317,6 +317,30 @@ impl Output {
         Ok(())
     }
 
+    /// What `sync` did.
+    pub fn synced(&self, synced: &crate::sync::Synced) {
+        if self.json {
+            self.print_json(json!({
+                "committed": synced.committed,
+                "upstream": synced.upstream,
+                "merged": synced.merged,
+                "pushed": synced.pushed,
+            }));
+            return;
+        }
+        match synced.committed.as_slice() {
+            [] => say!("memory: nothing to commit\n"),
+            files => say!("memory: committed {}\n", files.join(", ")),
+        }
+        match synced.merged {
+            true => say!("merged {}\n", synced.upstream),
+            false => say!("{}: nothing new\n", synced.upstream),
+        }
+        if synced.pushed {
+            say!("pushed\n");
+        }
+    }
+
     /// The acknowledged adds missing from their files, and what was done about them.
     pub fn lost_adds(&self, lost: &[metis_memory::git_watch::LostAdd], added: bool, forgot: bool) {
         if self.json {

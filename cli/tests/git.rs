@@ -41,6 +41,29 @@ impl Repo {
         repo
     }
 
+    /// A clone of the bare repository `origin`, set up as `init` would.
+    fn clone_of(origin: &Path, dir: &Path) -> Repo {
+        let out = git_in(
+            origin.parent().unwrap(),
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let repo = Repo {
+            dir: dir.to_owned(),
+        };
+        repo.configure();
+        repo
+    }
+
     fn clone(&self, dir: &Path) -> Repo {
         let out = git_in(
             self.dir.parent().unwrap(),
@@ -627,5 +650,100 @@ mod next_to_git {
         // Nothing of the journal is in .metis/ or in git's view of the work tree.
         let status = repo.ok(&["status", "--porcelain", "--untracked-files=all"]);
         assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    }
+
+    /// `sync` commits what agents added, merges what another clone pushed (by entry), and
+    /// pushes: both clones' entries end in both clones and the remote.
+    #[test]
+    fn sync_commits_merges_by_entry_and_pushes() {
+        let root = tempfile::tempdir().unwrap();
+        let origin = root.path().join("origin.git");
+        let first = Repo::new(&root.path().join("first"));
+        first.put("MEMORY.md", "- base\n");
+        first.commit("memory");
+        super::git_in(
+            root.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                first.dir.to_str().unwrap(),
+                origin.to_str().unwrap(),
+            ],
+        );
+        first.ok(&["remote", "add", "origin", origin.to_str().unwrap()]);
+        first.ok(&["fetch", "-q", "origin"]);
+        first.ok(&["branch", "-q", "--set-upstream-to=origin/main"]);
+        let other = Repo::clone_of(&origin, &root.path().join("other"));
+        other.put("MEMORY.md", "- base\n- from the other clone\n");
+        other.commit("other");
+        other.ok(&["push", "-q"]);
+
+        Workspace::open(&first.dir)
+            .add_entry(M, "- added by an agent")
+            .unwrap();
+        let out = common::git_sandboxed(
+            std::process::Command::new(BIN)
+                .arg("--workspace")
+                .arg(&first.dir)
+                .args(["--json", "sync"]),
+        )
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let said = common::json(&out);
+        assert_eq!(said["committed"][0], ".metis/MEMORY.md", "{said}");
+        assert_eq!(said["merged"], true, "{said}");
+        assert_eq!(said["pushed"], true, "{said}");
+        let merged = "- base\n- added by an agent\n- from the other clone\n";
+        let merged_other_order = "- base\n- from the other clone\n- added by an agent\n";
+        let text = first.text("MEMORY.md");
+        assert!(text == merged || text == merged_other_order, "{text}");
+        other.ok(&["pull", "-q", "--no-edit"]);
+        assert_eq!(other.text("MEMORY.md"), text);
+        let clean = first.ok(&["status", "--porcelain"]);
+        assert_eq!(String::from_utf8_lossy(&clean.stdout), "");
+    }
+
+    /// A write hold keeps every writer out for as long as it is renewed, past the 3-second
+    /// lease, and lets the waiting writer in once dropped. Without the renewal the writer
+    /// took the hold for a dead writer's after a lease and wrote under it.
+    #[test]
+    fn a_renewed_write_hold_keeps_writers_out_past_a_lease_until_dropped() {
+        let t = common::TestWorkspace::new();
+        t.put(M, "- base\n");
+        let mut hold = t.ws.hold_writes().unwrap();
+        let writer = t.ws.clone();
+        let started = std::time::Instant::now();
+        let (wrote, written) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let outcome = writer.add_entry(M, "- waited");
+            wrote.send(()).ok();
+            (outcome, started.elapsed())
+        });
+        // Held for 3.5 seconds, renewed every half second.
+        let mut renewed = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(3500) {
+            if renewed.elapsed() >= Duration::from_millis(500) {
+                hold.renew().unwrap();
+                renewed = std::time::Instant::now();
+            }
+            std::thread::yield_now();
+        }
+        assert!(
+            written.try_recv().is_err(),
+            "a writer got in while the hold was renewed"
+        );
+        assert_eq!(t.bytes(M).unwrap(), b"- base\n");
+        let released = started.elapsed();
+        drop(hold);
+        let (outcome, done) = thread.join().unwrap();
+        outcome.unwrap();
+        assert!(
+            done >= released,
+            "written at {done:?}, the hold released at {released:?}"
+        );
+        assert_eq!(t.bytes(M).unwrap(), b"- base\n- waited\n");
+        assert_eq!(t.metis_names(), ["MEMORY.md"]);
     }
 }

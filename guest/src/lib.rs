@@ -25,7 +25,8 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, Guest, Landing, PromptSource, SessionPrompt, SessionUpdate,
+    AuditPolicy, ComposedPrompt, Edit, Guest, GuestWriteHold, Landing, PromptSource, SessionPrompt,
+    SessionUpdate, WriteHold,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
@@ -35,6 +36,8 @@ use metis::memory::types::{
 struct Component;
 
 impl Guest for Component {
+    type WriteHold = Hold;
+
     fn read(file: MemoryFile) -> Result<String, StoreError> {
         Ok(read_text(&MetisDir::open(), file.into())?)
     }
@@ -341,6 +344,35 @@ fn write_file<E: From<core::StoreError>>(
             result,
         }
         .into()),
+    }
+}
+
+/// The workspace's two write locks, held for a host (`store.write-hold`).
+pub struct Hold(::core::cell::RefCell<Vec<lock::WriteLock<'static>>>);
+
+impl GuestWriteHold for Hold {
+    fn acquire() -> Result<WriteHold, StoreError> {
+        let dir: &'static MetisDir =
+            alloc::boxed::Box::leak(alloc::boxed::Box::new(MetisDir::open()));
+        if settings::read_only() {
+            return Err(core::StoreError::ReadOnly {
+                file: core::MemoryFile::Memory,
+                message: "this workspace was opened read-only; nothing can be held".into(),
+            }
+            .into());
+        }
+        let mut locks = Vec::new();
+        for file in core::MemoryFile::ALL {
+            locks.push(dir.lock(file)?);
+        }
+        Ok(WriteHold::new(Hold(::core::cell::RefCell::new(locks))))
+    }
+
+    fn renew(&self) -> Result<(), StoreError> {
+        for lock in self.0.borrow_mut().iter_mut() {
+            lock.renew()?;
+        }
+        Ok(())
     }
 }
 

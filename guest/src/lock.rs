@@ -183,6 +183,23 @@ impl<'a> WriteLock<'a> {
         }
     }
 
+    /// Renews the lease of a lock held across a host's own work (a `write-hold`): a new
+    /// owner token written over the old one, which gives the lock a new date and shows a
+    /// waiter watching the owner a new one, so neither takes it for a dead writer's. One
+    /// write of the whole owner text, in place: a reader sees the old owner or the new.
+    pub fn renew(&mut self) -> Result<(), StoreError> {
+        if !self.is_ours() {
+            return Err(StoreError::Busy { file: self.file });
+        }
+        let token = wasip2::random::random::get_random_u64();
+        let fd = self.fd.as_ref().ok_or(ErrorCode::BadDescriptor);
+        fd.and_then(|fd| fd.write(owner_text(token).as_bytes(), 0))
+            .map_err(|c| io_error(self.file, "renew", &lock_name(self.file), c))?;
+        self.token = token;
+        self.taken_mono = monotonic_clock::now();
+        Ok(())
+    }
+
     /// Whether enough of our lease is left to commit, on our monotonic clock.
     fn inside_lease(&self) -> bool {
         may_commit(self.taken_mono, monotonic_clock::now())

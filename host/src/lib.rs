@@ -21,6 +21,7 @@ mod error;
 pub mod faults;
 pub mod git_watch;
 mod global_user;
+mod hold;
 #[cfg(feature = "json")]
 pub mod json;
 mod opened;
@@ -68,6 +69,7 @@ impl SessionState {
 pub use cache::{CACHE_DIR_ENV, Source as ComponentSource};
 pub use error::Error;
 pub use global_user::GlobalUser;
+pub use hold::WriteHold;
 
 /// The release's version: the WIT package's (`metis:memory@VERSION`), which the crates,
 /// the CLI, the MCP server and the Python and Node packages all report.

@@ -240,7 +240,13 @@ pub(crate) fn with_instance<R>(
     f(&mut store, &instance).map_err(trap)
 }
 
-fn trap(e: wasmtime::Error) -> Error {
+/// A fresh instance set up as `call` says, kept by the caller across calls (a
+/// [`WriteHold`](crate::WriteHold)); no fault hook.
+pub(crate) fn owned_instance(call: Call<'_>) -> Result<(Store<Ctx>, Memory), Error> {
+    instantiate(&runtime()?.pre, &call)
+}
+
+pub(crate) fn trap(e: wasmtime::Error) -> Error {
     Error::trap(format!("{e:#}"))
 }
 

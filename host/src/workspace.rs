@@ -21,7 +21,7 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
-    limits: Limits,
+    pub(crate) limits: Limits,
     read_only: bool,
     follow_metis_link: bool,
     trust_foreign_metis: bool,
@@ -159,7 +159,7 @@ impl Workspace {
     }
 
     /// What every instance of this workspace is told (see `runtime::Settings`).
-    fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         Settings {
             read_only: self.read_only,
             global_user: self.global_user.as_ref().map(GlobalUser::writes),
@@ -764,7 +764,7 @@ impl Workspace {
     /// `.metis/` opened for pre-opening (`None` if there is none), never through a link
     /// unless this workspace follows one: the instance gets exactly the directory opened
     /// here, even if `.metis` is swapped for a link a moment later.
-    fn open_metis_dir(&self) -> Result<Option<OpenedDir>, Error> {
+    pub(crate) fn open_metis_dir(&self) -> Result<Option<OpenedDir>, Error> {
         let dir = self.metis_dir();
         match crate::opened::open(&dir, true, self.follow_metis_link) {
             Ok(file) => {

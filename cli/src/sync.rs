@@ -1,0 +1,227 @@
+//! `metis-memory sync`: memory through git without losing a write. It commits the memory
+//! files, fetches, merges the upstream branch (the merge driver merges the memory files by
+//! entry) and pushes; every step that touches the work tree runs under the store's write
+//! hold, so an agent's write waits for it (or is refused `busy`, retryable) and never
+//! lands while git rewrites the file. Fetching and pushing touch no work tree and run
+//! without the hold, so agents wait only for local steps.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use metis_memory::git_watch::GitDir;
+use metis_memory::{Workspace, WriteHold};
+use metis_memory_core::git::GitState;
+
+use crate::failure::Failure;
+
+/// How often a hold is renewed while git runs under it (its lease is 3 seconds).
+const RENEW_EVERY: Duration = Duration::from_millis(500);
+/// How often a running git is looked at.
+const POLL: Duration = Duration::from_millis(10);
+/// How many times a push another clone beat is fetched, merged and pushed again.
+const PUSH_ATTEMPTS: u32 = 3;
+
+/// What a sync did, for the person and for `--json`.
+#[derive(Debug, Default)]
+pub struct Synced {
+    /// The memory files committed (paths from the repository's top).
+    pub committed: Vec<String>,
+    /// The upstream branch merged, e.g. `origin/main`.
+    pub upstream: String,
+    /// Whether the merge brought anything in.
+    pub merged: bool,
+    pub pushed: bool,
+}
+
+pub fn sync(ws: &Workspace, push: bool) -> Result<Synced, Failure> {
+    let top = toplevel(ws.root())?;
+    if let Some(GitState::AtWork(marker)) = GitDir::find(ws.root()).map(|git| git.state()) {
+        return Err(refused(format!(
+            "git is {} in this repository; finish it first, then sync",
+            marker.doing
+        )));
+    }
+    let upstream = git_text(&top, &["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"])
+        .map_err(|_| {
+            refused("this branch has no upstream to sync with: set one with `git branch --set-upstream-to=REMOTE/BRANCH`".into())
+        })?;
+    let mut synced = Synced {
+        upstream,
+        ..Synced::default()
+    };
+    synced.committed = commit_memory(ws, &top)?;
+    for attempt in 1..=PUSH_ATTEMPTS {
+        run(&top, &["fetch", "--quiet"], None)?;
+        let before = git_text(&top, &["rev-parse", "HEAD"])?;
+        let mut hold = ws.hold_writes()?;
+        run(
+            &top,
+            &["merge", "--no-edit", "--quiet", &synced.upstream],
+            Some(&mut hold),
+        )?;
+        drop(hold);
+        synced.merged |= git_text(&top, &["rev-parse", "HEAD"])? != before;
+        if !push {
+            return Ok(synced);
+        }
+        match run(&top, &["push", "--quiet"], None) {
+            Ok(()) => {
+                synced.pushed = true;
+                return Ok(synced);
+            }
+            // Another clone pushed first: fetch and merge its work, then push again.
+            Err(_) if attempt < PUSH_ATTEMPTS => continue,
+            Err(failure) => return Err(failure),
+        }
+    }
+    Ok(synced)
+}
+
+/// Commits the memory files that changed, under the hold: what is committed is exactly
+/// what is on disk, and nothing else staged is committed with it.
+fn commit_memory(ws: &Workspace, top: &Path) -> Result<Vec<String>, Failure> {
+    let hold = ws.hold_writes();
+    let mut hold = match hold {
+        Ok(hold) => hold,
+        // No `.metis/` here: no memory to commit, but the branch still syncs.
+        Err(metis_memory::Error::Workspace(_)) if !ws.metis_dir().exists() => return Ok(Vec::new()),
+        Err(error) => return Err(error.into()),
+    };
+    let mut changed = Vec::new();
+    for file in ws.memory_files() {
+        let Some(path) = ws.file_path(file) else {
+            continue;
+        };
+        let relative = relative_to(top, &path);
+        let ignored = Command::new("git")
+            .args(["check-ignore", "-q", "--no-index", "--"])
+            .arg(&relative)
+            .current_dir(top)
+            .status()
+            .is_ok_and(|status| status.success());
+        if ignored || !path.exists() && !tracked(top, &relative) {
+            continue;
+        }
+        let status = git_text(top, &["status", "--porcelain", "--", &relative])?;
+        if !status.is_empty() {
+            changed.push(relative);
+        }
+    }
+    if !changed.is_empty() {
+        let mut add = vec!["add", "--"];
+        add.extend(changed.iter().map(String::as_str));
+        run(top, &add, Some(&mut hold))?;
+        let mut commit = vec![
+            "commit",
+            "--quiet",
+            "-m",
+            "metis-memory sync",
+            "--only",
+            "--",
+        ];
+        commit.extend(changed.iter().map(String::as_str));
+        run(top, &commit, Some(&mut hold))?;
+    }
+    Ok(changed)
+}
+
+fn tracked(top: &Path, relative: &str) -> bool {
+    git_text(top, &["ls-files", "--", relative]).is_ok_and(|listed| !listed.is_empty())
+}
+
+fn relative_to(top: &Path, path: &Path) -> String {
+    let path = std::fs::canonicalize(path.parent().unwrap_or(path))
+        .map(|dir| dir.join(path.file_name().unwrap_or_default()))
+        .unwrap_or_else(|_| path.to_owned());
+    path.strip_prefix(top)
+        .unwrap_or(&path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn toplevel(root: &Path) -> Result<PathBuf, Failure> {
+    let top = git_text(root, &["rev-parse", "--show-toplevel"])
+        .map_err(|_| refused(format!("{} is not in a git repository", root.display())))?;
+    Ok(std::fs::canonicalize(&top).unwrap_or_else(|_| PathBuf::from(top)))
+}
+
+/// Runs git, renewing `hold` while it runs; git's own output goes to stderr. A failure
+/// says which command and what git said.
+fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<(), Failure> {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| refused(format!("cannot run git: {e}")))?;
+    let mut renewed = Instant::now();
+    let mut lost = None;
+    loop {
+        if child
+            .try_wait()
+            .map_err(|e| refused(format!("git {}: {e}", args[0])))?
+            .is_some()
+        {
+            break;
+        }
+        if let Some(hold) = hold.as_deref_mut()
+            && renewed.elapsed() >= RENEW_EVERY
+        {
+            lost = lost.or(hold.renew().err());
+            renewed = Instant::now();
+        }
+        std::thread::sleep(POLL);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| refused(format!("git {}: {e}", args[0])))?;
+    if let Some(error) = lost {
+        return Err(refused(format!(
+            "the store's write hold was lost while git {} ran ({error}); an agent's write may have \
+             landed meanwhile: check `metis-memory recover`",
+            args[0]
+        )));
+    }
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    let said = match said.is_empty() {
+        true => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        false => said,
+    };
+    Err(Failure::Cli {
+        kind: "git",
+        message: format!("git {} failed: {said}", args[0]),
+    })
+}
+
+fn git_text(dir: &Path, args: &[&str]) -> Result<String, Failure> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| refused(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Err(Failure::Cli {
+            kind: "git",
+            message: format!(
+                "git {} failed: {}",
+                args[0],
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn refused(message: String) -> Failure {
+    Failure::Cli {
+        kind: "sync",
+        message,
+    }
+}

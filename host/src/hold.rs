@@ -1,0 +1,93 @@
+//! Holding every write to a workspace off while the host does work of its own (the
+//! component's `store.write-hold`): `metis-memory sync` runs git's merge under it, so no
+//! agent's write lands while git rewrites the memory files.
+
+use wasmtime::Store;
+use wasmtime::component::ResourceAny;
+
+use crate::bindings::Memory;
+use crate::runtime::{Call, Ctx, owned_instance, owner_token, trap};
+use crate::{Error, MemoryFile, StoreError, Workspace};
+
+/// The write locks of a workspace's two files, held until dropped. Renew it at least
+/// every second ([`renew`](Self::renew)): a lock's lease is 3 seconds, after which the
+/// next writer takes it for a dead writer's.
+pub struct WriteHold {
+    store: Store<Ctx>,
+    memory: Memory,
+    hold: Option<ResourceAny>,
+    fuel: u64,
+}
+
+impl Workspace {
+    /// Takes the write locks of both files, waiting as a write does: from then on every
+    /// writer, in any host, waits for the hold as for another writer, and is refused
+    /// `busy` after its wait. A workspace without `.metis/` has nothing to hold.
+    pub fn hold_writes(&self) -> Result<WriteHold, Error> {
+        let opened = self.open_metis_dir()?.ok_or_else(|| {
+            Error::Workspace(format!("{} does not exist", self.metis_dir().display()))
+        })?;
+        let call = Call {
+            metis_dir: Some(&opened),
+            global_dir: None,
+            settings: self.settings(),
+            limits: self.limits,
+            owner: owner_token(),
+            #[cfg(feature = "fault-injection")]
+            fault_hook: None,
+        };
+        let (mut store, memory) = owned_instance(call)?;
+        let acquired = memory
+            .metis_memory_store()
+            .write_hold()
+            .call_acquire(&mut store)
+            .map_err(trap)?;
+        let mut held = WriteHold {
+            store,
+            memory,
+            hold: None,
+            fuel: self.limits.fuel,
+        };
+        held.hold = Some(acquired.map_err(|error| held.refusal(error))?);
+        Ok(held)
+    }
+}
+
+impl WriteHold {
+    /// Renews the locks' lease. `busy` if one is no longer ours: it was broken, so a
+    /// write may have landed during the work it guarded.
+    pub fn renew(&mut self) -> Result<(), Error> {
+        let Some(hold) = self.hold else {
+            return Ok(());
+        };
+        self.store.set_fuel(self.fuel).map_err(trap)?;
+        let renewed = self
+            .memory
+            .metis_memory_store()
+            .write_hold()
+            .call_renew(&mut self.store, hold)
+            .map_err(trap)?;
+        renewed.map_err(|error| self.refusal(error))
+    }
+
+    fn refusal(&mut self, error: StoreError) -> Error {
+        let file = MemoryFile::Memory;
+        let api = self.memory.metis_memory_store();
+        match api.call_describe_error(&mut self.store, file, &error) {
+            Ok(message) => Error::Store { error, message },
+            Err(e) => trap(e),
+        }
+    }
+}
+
+impl Drop for WriteHold {
+    /// Releases the locks (the component moves each aside, checks it is still ours, and
+    /// removes it). If that traps, the locks expire after their lease, as a crashed
+    /// writer's do.
+    fn drop(&mut self) {
+        if let Some(hold) = self.hold.take() {
+            let _ = self.store.set_fuel(self.fuel);
+            let _ = hold.resource_drop(&mut self.store);
+        }
+    }
+}
