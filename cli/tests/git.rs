@@ -524,6 +524,37 @@ mod next_to_git {
         ws.add_entry(M, "- main goes on").unwrap();
     }
 
+    /// A real rebase stopped on a conflict (in another file): the agent's add is refused
+    /// while it is stopped, so the person's `git rebase --abort` has nothing of it to
+    /// discard; once it is over, the add goes through.
+    #[test]
+    fn an_add_during_a_stopped_rebase_is_refused_and_the_abort_loses_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        std::fs::write(repo.dir.join("notes.txt"), "base\n").unwrap();
+        repo.commit("notes");
+        repo.ok(&["checkout", "-q", "-b", "topic"]);
+        std::fs::write(repo.dir.join("notes.txt"), "topic\n").unwrap();
+        repo.commit("topic notes");
+        repo.ok(&["checkout", "-q", "main"]);
+        std::fs::write(repo.dir.join("notes.txt"), "main\n").unwrap();
+        repo.commit("main notes");
+        repo.ok(&["checkout", "-q", "topic"]);
+        let stopped = repo.git(&["rebase", "main"]);
+        assert!(!stopped.status.success(), "{stopped:?}");
+        let before = repo.text("MEMORY.md");
+        let (error, message) = common::store_error(ws.add_entry(M, "- during the rebase"));
+        assert_eq!(error, StoreError::Busy);
+        assert!(
+            message.contains("git rebase --continue, or --abort"),
+            "{message}"
+        );
+        repo.ok(&["rebase", "--abort"]);
+        assert_eq!(repo.text("MEMORY.md"), before);
+        ws.add_entry(M, "- after the rebase").unwrap();
+        assert!(ws.lost_adds().is_empty());
+    }
+
     /// A running git command's index.lock is waited out, then the write is refused; one
     /// left by a git killed long ago is not trusted, and the write goes through.
     #[test]
@@ -581,28 +612,42 @@ mod next_to_git {
         assert!(ws.lost_adds().is_empty());
     }
 
-    /// A writer outside the store's lock (git's checkout) replaces MEMORY.md between the
-    /// add's read and its rename: the component refuses the write rather than put back
-    /// the file it read plus one entry (which dropped what git wrote).
+    /// A writer outside the store's lock (git's checkout: unlink, create, write) changes
+    /// MEMORY.md between the add's read and its rename: replaces it, unlinks it, or
+    /// creates it where the add read none. The component refuses the write rather than
+    /// put back the file it read plus one entry (which dropped what git wrote, or left a
+    /// one-entry file where git was writing the whole).
     #[test]
     fn a_write_is_refused_when_a_writer_outside_the_lock_changed_the_file_under_it() {
-        let t = common::TestWorkspace::new();
-        t.put(M, "- base\n");
-        let memory = t.path(M);
-        let done = Arc::new(AtomicBool::new(false));
-        let hook = FaultHook::new(move |call| {
-            let temp = call.path.is_some_and(|p| p.ends_with(".tmp"));
-            if call.function == "open-at" && temp && !done.swap(true, Ordering::SeqCst) {
-                std::fs::remove_file(&memory).unwrap();
-                std::fs::write(&memory, "- base\n- merged in\n").unwrap();
+        let cases: [(Option<&str>, Option<&str>); 3] = [
+            (Some("- base\n"), Some("- base\n- merged in\n")),
+            (Some("- base\n"), None),
+            (None, Some("- base\n- checked out\n")),
+        ];
+        for (before, by_git) in cases {
+            let t = common::TestWorkspace::new();
+            std::fs::create_dir_all(t.metis()).unwrap();
+            if let Some(before) = before {
+                t.put(M, before);
             }
-            None
-        });
-        let (error, _) =
-            common::store_error(t.ws.clone().with_fault_hook(hook).add_entry(M, "- new"));
-        assert_eq!(error, StoreError::Busy);
-        assert_eq!(t.bytes(M).unwrap(), b"- base\n- merged in\n");
-        assert_eq!(t.metis_names(), ["MEMORY.md"]);
+            let memory = t.path(M);
+            let done = Arc::new(AtomicBool::new(false));
+            let hook = FaultHook::new(move |call| {
+                let temp = call.path.is_some_and(|p| p.ends_with(".tmp"));
+                if call.function == "open-at" && temp && !done.swap(true, Ordering::SeqCst) {
+                    let _ = std::fs::remove_file(&memory);
+                    if let Some(text) = by_git {
+                        std::fs::write(&memory, text).unwrap();
+                    }
+                }
+                None
+            });
+            let written = t.ws.clone().with_fault_hook(hook).add_entry(M, "- new");
+            let (error, _) = common::store_error(written);
+            assert_eq!(error, StoreError::Busy, "{before:?} -> {by_git:?}");
+            assert_eq!(t.bytes(M).as_deref(), by_git.map(str::as_bytes));
+            assert!(t.metis_names().iter().all(|name| name == "MEMORY.md"));
+        }
     }
 
     /// An add acknowledged and then discarded by git (`git checkout -- .metis`) is listed

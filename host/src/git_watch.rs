@@ -68,13 +68,16 @@ impl GitDir {
         Some((meta.len(), meta.modified().ok()?, inode(&meta)))
     }
 
-    /// Waits, looking every [`git::POLL_NANOS`], for git to be quiet, at most `wait`;
-    /// what git's files say at the end.
+    /// Waits, looking every [`git::POLL_NANOS`], for a running git command to finish, at
+    /// most `wait`; what git's files say at the end. An operation stopped for the person
+    /// is not waited for: it ends when the person ends it.
     pub fn wait_quiet(&self, wait: Duration) -> GitState {
         let started = Instant::now();
         loop {
             let state = self.state();
-            if state == GitState::Quiet || started.elapsed() >= wait {
+            let stopped =
+                matches!(state, GitState::AtWork(m) if m.activity == git::Activity::Stopped);
+            if state == GitState::Quiet || stopped || started.elapsed() >= wait {
                 return state;
             }
             std::thread::sleep(Duration::from_nanos(git::POLL_NANOS));
