@@ -66,6 +66,27 @@ impl Session {
         set(&mut self.seen, file, sha256);
     }
 
+    /// `file`, whose text is `text`, looked at for the model under `policy` (a memory
+    /// tool's `view`, one file of a prompt that could not be composed whole): what the
+    /// audit found, and whether it keeps the file out. Kept out, the file is withheld;
+    /// else, if `shown` (the text reaches the model), it is seen at the version read.
+    pub fn look(
+        &mut self,
+        file: MemoryFile,
+        text: &str,
+        policy: crate::audit::AuditPolicy,
+        shown: bool,
+    ) -> (Vec<crate::audit::AuditFinding>, bool) {
+        let found = policy.findings(text);
+        let withheld = policy.keeps_out(&found);
+        if withheld {
+            self.withhold(file);
+        } else if shown {
+            self.saw(file, &crate::sha256_hex(text.as_bytes()));
+        }
+        (found, withheld)
+    }
+
     /// `file` was kept from the model: every tool write to it is refused.
     pub fn withhold(&mut self, file: MemoryFile) {
         self.seen.retain(|(f, _)| *f != file);

@@ -26,7 +26,7 @@ wit_bindgen::generate!({
 
 use exports::metis::memory::store::{
     AuditPolicy, ComposedPrompt, Edit, Guest, GuestWriteHold, Landing, PromptSource, SessionPrompt,
-    SessionUpdate, WriteHold,
+    SessionUpdate, ShownFile, WriteHold,
 };
 use metis::memory::types::{
     AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
@@ -184,6 +184,22 @@ impl Guest for Component {
         )?;
         Ok(SessionUpdate {
             text,
+            session: session.into(),
+        })
+    }
+
+    fn show_file(
+        file: MemoryFile,
+        session: Session,
+        audit: AuditPolicy,
+    ) -> Result<ShownFile, StoreError> {
+        let text = read_text(&MetisDir::open(), file.into())?;
+        let mut session = core::session::Session::from(session);
+        let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), true);
+        Ok(ShownFile {
+            text,
+            findings: findings(found),
+            withheld,
             session: session.into(),
         })
     }

@@ -283,9 +283,9 @@ impl Session {
     /// `file` read and audited; withheld if the audit keeps it out, else seen if `shown`.
     fn look(&mut self, file: MemoryFile, shown: bool) -> Result<ShownFile, Error> {
         let text = self.workspace.read(file)?;
-        let policy = self.audit.core();
-        let found = policy.findings(&text);
-        let withheld = policy.keeps_out(&found);
+        let mut session = to_core(&self.state);
+        let (found, withheld) = session.look(file.core(), &text, self.audit.core(), shown);
+        self.state = from_core(session);
         let findings: Vec<AuditFinding> = found
             .into_iter()
             .map(|finding| AuditFinding {
@@ -294,12 +294,6 @@ impl Session {
                 detail: finding.detail,
             })
             .collect();
-        if withheld {
-            self.withhold(file);
-        } else if shown {
-            let sha256 = core::sha256_hex(text.as_bytes());
-            self.saw(file, &sha256);
-        }
         Ok(ShownFile {
             text,
             findings,
