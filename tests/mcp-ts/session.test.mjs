@@ -110,7 +110,8 @@ test('a stale consolidate from memory_view is refused with the other session’s
     const written = await call(a, 'memory_consolidate', { file: 'MEMORY.md', content: retried });
     assert.equal(written.ok, true, written.text);
     assert.equal(ws.read('MEMORY.md'), '- builds with `cargo build`\n- CI needs the nightly toolchain\n');
-    assert.equal(written.result.structuredContent.result.operation, 'consolidate');
+    assert.equal(written.result.structuredContent, undefined);
+    assert.equal(written.result._meta['metis-memory/write'].result.operation, 'consolidate');
 
     // A's own write keeps it current; B, which saw its own add, is held to that.
     const again = await call(a, 'memory_consolidate', { file: 'MEMORY.md', content: '- cargo build; CI on nightly\n' });

@@ -124,6 +124,9 @@ def test_pydantic_ai_does_not_show_the_instructions_by_default_and_memory_view_s
     # memory_view's result did, and counted as shown: the consolidate went through.
     assert ENTRY in after_view, after_view
     assert "consolidated MEMORY.md" in after_consolidate, after_consolidate
+    # The model got the tool text, not the write's hashes and events (which the server
+    # keeps in `_meta`, where pydantic-ai does not look).
+    assert "after_hash" not in after_consolidate, after_consolidate
     assert memory_md(workspace) == CONSOLIDATED
 
 

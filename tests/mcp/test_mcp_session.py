@@ -135,6 +135,11 @@ def text_of(result) -> str:
     return result.content[0].text
 
 
+def write_meta(result):
+    """A successful write's details, which the server puts in the result's `_meta`."""
+    return result.meta["metis-memory/write"]
+
+
 async def call(client: ClientSession, tool: str, **arguments):
     with anyio.fail_after(PATIENCE_SECONDS):
         return await client.call_tool(tool, arguments)
@@ -193,7 +198,10 @@ def test_memory_add_writes_the_entry_and_reports_the_write_and_its_events(ws):
         assert on_disk == b"- builds with `cargo build`\n"
         assert not result.is_error, result
         assert text_of(result) == f"appended to MEMORY.md ({len(on_disk)} bytes total)"
-        structured = result.structured_content
+        # The write's details ride in `_meta`, so a client that hands the model structured
+        # content hands it the tool text instead.
+        assert result.structured_content is None
+        structured = write_meta(result)
         assert structured["text"] == text_of(result)
         write = structured["result"]
         assert write["file"] == "MEMORY.md" and write["operation"] == "add"
@@ -216,12 +224,12 @@ def test_memory_replace_and_consolidate_write_the_files(ws):
             replaced = await call(client, "memory_replace", file="USER.md", old="tea", new="coffee")
             assert not replaced.is_error, replaced
             assert ws.bytes("USER.md") == b"- prefers coffee\n- lives in Oslo\n"
-            assert replaced.structured_content["result"]["operation"] == "replace"
+            assert write_meta(replaced)["result"]["operation"] == "replace"
 
             consolidated = await call(client, "memory_consolidate", file="USER.md", content="- in Oslo\n")
             assert not consolidated.is_error, consolidated
             assert ws.bytes("USER.md") == b"- in Oslo\n"
-            write = consolidated.structured_content["result"]
+            write = write_meta(consolidated)["result"]
             assert write["before_hash"] == sha256(b"- prefers coffee\n- lives in Oslo\n")
             assert write["after_hash"] == sha256(b"- in Oslo\n")
 
@@ -237,8 +245,8 @@ def test_a_write_over_the_soft_cap_says_so_in_the_text_and_the_events(ws):
         assert not result.is_error, result
         assert ws.bytes("USER.md") == content.encode()
         assert "over soft cap; consider memory_consolidate" in text_of(result)
-        assert result.structured_content["result"]["over_soft_cap"] is True
-        events = [event["type"] for event in result.structured_content["events"]]
+        assert write_meta(result)["result"]["over_soft_cap"] is True
+        events = [event["type"] for event in write_meta(result)["events"]]
         assert events == ["memory.updated", "memory.eviction"]
 
     run(test)
@@ -253,7 +261,7 @@ def test_a_write_over_the_hard_cap_is_refused_and_changes_nothing(ws):
             too_big = await call(client, "memory_consolidate", file="MEMORY.md", content="m" * 4097)
             assert too_big.is_error, too_big
             assert text_of(too_big).startswith("MEMORY.md write rejected: 4097 bytes exceeds hard cap 4096")
-            assert too_big.structured_content is None
+            assert too_big.structured_content is None and too_big.meta is None
             assert ws.bytes("MEMORY.md") == before
 
             one_too_many = await call(client, "memory_add", file="MEMORY.md", entry="m" * 4090)

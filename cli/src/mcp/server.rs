@@ -50,6 +50,8 @@ const GUIDANCE: &str = "Bounded memory for this workspace: MEMORY.md (facts abou
 /// sure to reach the model (clients may keep the instructions, resources and prompts to
 /// themselves), so only what it shows counts as seen.
 const VIEW_TOOL: &str = "memory_view";
+/// The `_meta` key of a successful write's details (what `metis-memory call` prints).
+const WRITE_META: &str = "metis-memory/write";
 
 const VIEW_DESCRIPTION: &str = "Show the memory as it is now: USER.md (facts about the user), then \
      MEMORY.md (facts about this workspace), as a system prompt's sections. Call it before \
@@ -467,8 +469,13 @@ impl ServerHandler for MemoryServer {
             Ok(success) => {
                 self.announce_write(&context.peer, success.result.file)
                     .await;
+                // The write's details go in `_meta`, not `structuredContent`: clients that
+                // see structured content hand it to the model instead of the text
+                // (pydantic-ai does), ~700 bytes of hashes for a 40-byte message.
                 let mut result = text_result(success.text.clone(), false);
-                result.structured_content = Some(tool_success_json(&success));
+                let mut meta = serde_json::Map::new();
+                meta.insert(WRITE_META.into(), tool_success_json(&success));
+                result.meta = Some(rmcp::model::MetaObject(meta));
                 result
             }
             Err(Error::Tool(refused)) if refused.shown.is_some() => text_result(
