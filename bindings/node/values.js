@@ -9,10 +9,19 @@ const WIT_FILE = Object.freeze({ "MEMORY.md": "memory", "USER.md": "user", [GLOB
 
 export const FILE_NAME = Object.freeze({ memory: "MEMORY.md", user: "USER.md", "global-user": GLOBAL_USER_FILE });
 
+// The short names the CLI takes, in any case, so that a name that works at the terminal
+// works here (tests/surfaces/file_names.json).
+const SHORT_NAME = Object.freeze({ memory: "memory", user: "user", "global-user": "global-user" });
+
 export function witFile(file) {
-  const wit = Object.hasOwn(WIT_FILE, file) ? WIT_FILE[file] : undefined;
+  let wit = Object.hasOwn(WIT_FILE, file) ? WIT_FILE[file] : undefined;
+  if (wit === undefined && typeof file === "string" && Object.hasOwn(SHORT_NAME, file.toLowerCase())) {
+    wit = SHORT_NAME[file.toLowerCase()];
+  }
   if (wit === undefined) {
-    throw new TypeError(`file must be "MEMORY.md", "USER.md" or "${GLOBAL_USER_FILE}", got ${JSON.stringify(file)}`);
+    throw new TypeError(
+      `file must be "MEMORY.md", "USER.md" or "${GLOBAL_USER_FILE}" (or memory, user, global-user), got ${JSON.stringify(file)}`,
+    );
   }
   return wit;
 }

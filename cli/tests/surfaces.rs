@@ -839,5 +839,28 @@ fn main() {
             }));
         }
     }
+    trials.push(Trial::test("library and cli: file names", || {
+        file_names().map_err(Failed::from)
+    }));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// `tests/surfaces/file_names.json`: the names the library's `MemoryFile::parse` (which the
+/// CLI parses its FILE arguments with) takes, and the ones it refuses.
+fn file_names() -> Result<(), String> {
+    let path = repo().join("tests/surfaces/file_names.json");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for (name, file) in table["accepted"].as_object().unwrap() {
+        let parsed = MemoryFile::parse(name).map(MemoryFile::name);
+        if parsed != file.as_str() {
+            return Err(format!("{name:?} parsed as {parsed:?}, not {file}"));
+        }
+    }
+    for name in table["refused"].as_array().unwrap() {
+        let name = name.as_str().unwrap();
+        if let Some(file) = MemoryFile::parse(name) {
+            return Err(format!("{name:?} was taken as {}", file.name()));
+        }
+    }
+    Ok(())
 }

@@ -88,6 +88,23 @@ test("version is the installed package's, read from its package.json", () => {
   assert.match(memory.version, /^\d+\.\d+\.\d+/);
 });
 
+test("every call takes the names the CLI takes (tests/surfaces/file_names.json)", async (t) => {
+  assert.ok(process.env.METIS_REPO_ROOT, "METIS_REPO_ROOT is not set: run this suite through scripts/test-node");
+  const table = JSON.parse(
+    fs.readFileSync(path.join(process.env.METIS_REPO_ROOT, "tests", "surfaces", "file_names.json"), "utf8"),
+  );
+  const { ws } = workspace(t);
+  for (const [name, file] of Object.entries(table.accepted)) {
+    if (file === "~/.metis/USER.md") continue;
+    const written = await ws.addEntry(name, `- as ${name}`);
+    assert.equal(written.file, file, name);
+  }
+  assert.equal(await ws.read("memory"), await ws.read("MEMORY.md"));
+  for (const name of table.refused) {
+    await assert.rejects(() => ws.addEntry(name, "- x"), TypeError, JSON.stringify(name));
+  }
+});
+
 test("refusals are typed Error subclasses carrying the component's text", async (t) => {
   const { metis, ws } = workspace(t);
   given(metis, { "MEMORY.md": "- builds with cargo\n" });

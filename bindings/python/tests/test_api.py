@@ -78,6 +78,20 @@ def test_an_unknown_file_name_is_a_value_error_that_touches_nothing(tmp_path: Pa
     assert not (tmp_path / ".metis").exists()
 
 
+def test_every_call_takes_the_names_the_cli_takes(tmp_path: Path) -> None:
+    root = Path(os.environ.get("METIS_REPO_ROOT") or Path(__file__).resolve().parents[3])
+    table = json.loads((root / "tests" / "surfaces" / "file_names.json").read_text())
+    for name, file in table["accepted"].items():
+        assert MemoryFile(name) is MemoryFile(file), name
+    for name in table["refused"]:
+        with pytest.raises(ValueError):
+            MemoryFile(name)
+    store = MemoryStore(tmp_path)
+    assert store.add_entry("memory", "- short").file is MemoryFile.MEMORY
+    assert store.read("Memory") == "- short\n"
+    assert MemoryStore.hard_cap("user") == MemoryStore.hard_cap(MemoryFile.USER)
+
+
 def test_write_result_is_a_frozen_dataclass_with_the_spec_fields(tmp_path: Path) -> None:
     names = [f.name for f in dataclasses.fields(WriteResult)]
     assert names == [

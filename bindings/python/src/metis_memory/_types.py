@@ -17,6 +17,21 @@ class MemoryFile(StrEnum):
     USER = "USER.md"
     GLOBAL_USER = "~/.metis/USER.md"
 
+    @classmethod
+    def _missing_(cls, value: object) -> MemoryFile | None:
+        # The short names the CLI takes (`memory`, `user`, `global-user`, in any case),
+        # so that a name that works at the terminal works here: tests/surfaces/file_names.json.
+        if not isinstance(value, str):
+            return None
+        return _SHORT_NAMES.get(value.lower())
+
+
+_SHORT_NAMES = {
+    "memory": MemoryFile.MEMORY,
+    "user": MemoryFile.USER,
+    "global-user": MemoryFile.GLOBAL_USER,
+}
+
 
 class AuditPolicy(StrEnum):
     """What `compose_system_prompt` does with a file in which the memory audit finds something."""
@@ -138,6 +153,20 @@ class SessionState:
     withheld: tuple[MemoryFile, ...] = ()
     shown: tuple[FileVersion, ...] = ()
     own_writes: tuple[OwnWrite, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShownFile:
+    """One memory file read for the model of a session on demand (`MemorySession.show_file`,
+    a memory tool's `view`). Unless `withheld`, the session counts `text` as shown, so the
+    host must put exactly `text` before the model; when `withheld` (the audit keeps the
+    file out: `findings` says why), `text` must not reach the model, and every tool write
+    to the file is refused."""
+
+    file: MemoryFile
+    text: str
+    findings: tuple[AuditFinding, ...]
+    withheld: bool
 
 
 @dataclass(frozen=True)
