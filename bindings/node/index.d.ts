@@ -78,6 +78,9 @@ export type MemoryEvent =
       payload: {
         file: MemoryFileName;
         trigger: "size_cap_exceeded" | "manual";
+        /** Always 0: despite the event's name (the reference implementation's, which the
+         * contract keeps), the store never drops an entry by itself. The event is the cue
+         * to consolidate the file. */
         entries_evicted: number;
         size_before_bytes: number;
         size_after_bytes: number;
@@ -251,6 +254,14 @@ export interface Session {
    * session (any session may call it). A file that is not text rejects with its
    * {@link StoreError}, and the session is left as it was. */
   memoryUpdate(): Promise<string | null>;
+  /** One file shown to the model on demand (a memory tool's `view`), read fresh and
+   * audited under the session's audit (the component's `show-file`). Unless
+   * {@link ShownFile.withheld}, the file counts as seen at the version read, so the host
+   * must show the model exactly {@link ShownFile.text}. With `whole: false` the host shows
+   * only part of it (a range of lines): a flagged file is still withheld, but nothing
+   * counts as seen, since a consolidate built on a part would drop the rest. A file that
+   * is not text rejects with its {@link StoreError}, and the session is left as it was. */
+  showFile(file: MemoryFileName, options?: { whole?: boolean }): Promise<ShownFile>;
   /** Runs one of the model's tool calls on a fresh instance, held to what the model has
    * seen; `input` is its JSON text or the parsed value. A refusal rejects with
    * {@link ToolError} (and still moves the session: a stale consolidate's shows the
@@ -259,6 +270,18 @@ export interface Session {
   /** The model is asked again without a freshly composed prompt: what refusals of its last
    * response showed it now counts as seen. */
   nextResponse(): Promise<void>;
+}
+
+/** What {@link Session.showFile} returns. */
+export interface ShownFile {
+  /** The file's text as read (`""` when missing). It must not reach the model when
+   * {@link ShownFile.withheld}. */
+  text: string;
+  /** What the audit found in it (nothing under `"off"`). */
+  findings: AuditFinding[];
+  /** The audit keeps the file out (it found something, under `"omit"` or `"refuse"`): the
+   * session withholds it, and the tools refuse to write it. */
+  withheld: boolean;
 }
 
 /** What one call of the component may use. */

@@ -208,7 +208,10 @@ class MemoryUpdated:
 
 @dataclass(frozen=True)
 class MemoryEviction:
-    """`memory.eviction`: a write left the file over its soft cap (nothing is evicted)."""
+    """`memory.eviction`: a write left the file over its soft cap. Despite the name, nothing
+    is evicted: the store never drops an entry by itself, so `entries_evicted` is always 0.
+    The event is the cue to consolidate the file (the name is the reference
+    implementation's, which the contract keeps)."""
 
     type: ClassVar[str] = "memory.eviction"
     file: MemoryFile
