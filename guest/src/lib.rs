@@ -193,15 +193,15 @@ impl Guest for Component {
         session: Session,
         audit: AuditPolicy,
     ) -> Result<ShownFile, StoreError> {
-        let text = read_text(&MetisDir::open(), file.into())?;
-        let mut session = core::session::Session::from(session);
-        let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), true);
-        Ok(ShownFile {
-            text,
-            findings: findings(found),
-            withheld,
-            session: session.into(),
-        })
+        look(file, session, audit, true)
+    }
+
+    fn offer_file(
+        file: MemoryFile,
+        session: Session,
+        audit: AuditPolicy,
+    ) -> Result<ShownFile, StoreError> {
+        look(file, session, audit, false)
     }
 
     fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
@@ -212,6 +212,25 @@ impl Guest for Component {
     fn describe_error(file: MemoryFile, error: StoreError) -> String {
         to_core_error(file.into(), error).to_string()
     }
+}
+
+/// One file read fresh and audited for `session`'s model: seen if `shown`, withheld if
+/// the audit keeps it out.
+fn look(
+    file: MemoryFile,
+    session: Session,
+    audit: AuditPolicy,
+    shown: bool,
+) -> Result<ShownFile, StoreError> {
+    let text = read_text(&MetisDir::open(), file.into())?;
+    let mut session = core::session::Session::from(session);
+    let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), shown);
+    Ok(ShownFile {
+        text,
+        findings: findings(found),
+        withheld,
+        session: session.into(),
+    })
 }
 
 fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core::StoreError> {
