@@ -692,9 +692,47 @@ mod next_to_git {
         repo.ok(&["checkout", "--", ".metis/MEMORY.md"]);
         assert!(cli(&["recover", "--forget"]).status.success());
         assert!(ws.lost_adds().is_empty());
-        // Nothing of the journal is in .metis/ or in git's view of the work tree.
+        // Nothing of the journal is in .metis/ or in git's view of the work tree, and only
+        // this user may read it: it holds what agents added.
         let status = repo.ok(&["status", "--porcelain", "--untracked-files=all"]);
         assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+        use std::os::unix::fs::PermissionsExt;
+        let journal_dir = repo.dir.join(".git/metis-memory");
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&journal_dir), 0o700);
+        for journal in std::fs::read_dir(&journal_dir).unwrap() {
+            assert_eq!(mode(&journal.unwrap().path()), 0o600);
+        }
+    }
+
+    /// A `.git` file (as a hostile repository may ship) naming a git directory another
+    /// user owns: its markers are still looked at, but no journal of what agents add is
+    /// written there, where that user could read it.
+    #[test]
+    fn no_journal_is_kept_in_a_git_directory_another_user_owns() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root to give a directory to another user");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let foreign = root.path().join("foreign-gitdir");
+        std::fs::create_dir(&foreign).unwrap();
+        std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+        let work = root.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        std::fs::write(
+            work.join(".git"),
+            format!("gitdir: {}\n", foreign.display()),
+        )
+        .unwrap();
+        let ws = Workspace::open(&work);
+        ws.add_entry(M, "- private").unwrap();
+        assert!(!foreign.join("metis-memory").exists());
+        std::fs::write(foreign.join("MERGE_HEAD"), "0\n").unwrap();
+        let (error, _) = common::store_error(ws.add_entry(M, "- during a merge"));
+        assert_eq!(error, StoreError::Busy);
     }
 
     /// `sync` commits what agents added, merges what another clone pushed (by entry), and

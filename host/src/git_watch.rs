@@ -107,10 +107,10 @@ impl GitDir {
             at,
             entry: entry.to_owned(),
         });
-        let _ = fs::create_dir_all(self.journal.parent().unwrap_or(&self.path));
-        let appended = OpenOptions::new()
-            .create(true)
-            .append(true)
+        if !self.journal_is_private() {
+            return;
+        }
+        let appended = private_file(OpenOptions::new().create(true).append(true))
             .open(&self.journal)
             .and_then(|mut journal| {
                 journal.write_all(line.as_bytes())?;
@@ -137,15 +137,39 @@ impl GitDir {
 
     /// Replaces the journal with `entries` (a temporary file renamed over it).
     pub fn rewrite_journal(&self, entries: &[JournalEntry]) {
+        if !self.journal_is_private() {
+            return;
+        }
         let temp = self
             .journal
             .with_extension(format!("{:016x}.tmp", crate::runtime::owner_token()));
         let text: String = entries.iter().map(git::journal_line).collect();
-        if fs::write(&temp, text)
-            .and_then(|()| fs::rename(&temp, &self.journal))
-            .is_err()
-        {
+        let written = private_file(OpenOptions::new().create_new(true).write(true))
+            .open(&temp)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .and_then(|()| fs::rename(&temp, &self.journal));
+        if written.is_err() {
             let _ = fs::remove_file(&temp);
+        }
+    }
+
+    /// Whether the journal's directory is (or could be made) this user's own, mode 0700,
+    /// in a git directory this user owns: the journal holds what agents added, and the
+    /// `.git` file a hostile repository ships may point anywhere (a directory others read).
+    fn journal_is_private(&self) -> bool {
+        if !owned_by_me(&self.path) {
+            return false;
+        }
+        let dir = self.journal.parent().unwrap_or(&self.path);
+        let mut builder = fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(dir) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                owned_by_me(dir) && fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir())
+            }
+            Err(_) => false,
         }
     }
 }
@@ -175,6 +199,29 @@ fn git_dir_at(dir: &Path) -> Option<PathBuf> {
     let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     let path = dir.join(named);
     fs::metadata(&path).ok()?.is_dir().then_some(path)
+}
+
+/// Whether `path` (not followed if a link) belongs to this process's effective user.
+fn owned_by_me(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == euid)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
+}
+
+/// `options` creating a file only this user may read (0600 on unix).
+fn private_file(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 #[cfg(unix)]
