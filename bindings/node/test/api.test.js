@@ -166,7 +166,7 @@ test("prompt composition reports versions and refuses a poisoned file when asked
 
 test("a file name other than MEMORY.md or USER.md is a TypeError, touching nothing", async (t) => {
   const { root, ws } = workspace(t);
-  for (const bad of ["NOTES.md", "../MEMORY.md", "memory", undefined]) {
+  for (const bad of ["NOTES.md", "../MEMORY.md", "memory.md", undefined]) {
     await assert.rejects(ws.addEntry(bad, "x"), TypeError);
   }
   await assert.rejects(ws.addEntry("MEMORY.md", 42), TypeError);
