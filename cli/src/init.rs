@@ -290,6 +290,50 @@ fn absolute_program() -> String {
     format!("'{}'", me.replace('\'', r"'\''"))
 }
 
+/// `Err` when this program runs from where a package runner keeps a copy for one run
+/// (`npx`, `uvx`, `pipx run`, `pnpm dlx`, `bunx`): git runs the program `init` names on
+/// every commit and merge of memory, long after such a copy is deleted or replaced, so
+/// from there `init` sets nothing up and says how to install the program where it stays.
+fn refuse_a_passing_copy() -> Result<(), String> {
+    let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
+        return Ok(());
+    };
+    let Some(runner) = passing_copy_of(&me) else {
+        return Ok(());
+    };
+    Err(format!(
+        "this metis-memory is {runner}'s copy for one run ({}), which may be deleted or \
+         replaced at any time, but git would run it on every commit and merge of memory: \
+         init sets nothing up with it. Install metis-memory where it stays (`uv tool install \
+         metis-memory-cli`, `pipx install metis-memory-cli`, `npm install -g metis-memory-cli`, \
+         or `cargo install --path cli` in a clone) and run `metis-memory init` with that",
+        me.display()
+    ))
+}
+
+/// The package runner whose cache holds `program` (a canonical path), if one does: each
+/// is known by the folder it runs programs from.
+fn passing_copy_of(program: &Path) -> Option<&'static str> {
+    program.ancestors().skip(1).find_map(|dir| {
+        let name = dir.file_name()?.to_str()?;
+        let parent = dir.parent()?;
+        let parent_name = parent.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        // uv's cache keeps its buckets (`archive-v0`, …) beside its CACHEDIR.TAG.
+        let uv_bucket = name
+            .rsplit_once("-v")
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            && parent.join("CACHEDIR.TAG").is_file();
+        match (parent_name, name) {
+            (_, "_npx") => Some("npx"),
+            _ if uv_bucket => Some("uvx"),
+            ("pipx", ".cache") => Some("pipx run"),
+            ("pnpm" | "pnpm-cache", "dlx") => Some("pnpm dlx"),
+            (_, bunx) if bunx.starts_with("bunx-") => Some("bunx"),
+            _ => None,
+        }
+    })
+}
+
 /// What is set up in the repository holding `workspace`; `None` outside a repository.
 pub fn inspect(workspace: &Path, keep_user_out: bool) -> Option<Vec<Item>> {
     let repo = Repo::of(workspace)?;
@@ -383,6 +427,7 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
             workspace.display()
         )
     })?;
+    refuse_a_passing_copy()?;
     let mut found = items(&repo, keep_user_out);
     for item in &mut found {
         if item.state != State::Missing {

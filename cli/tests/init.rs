@@ -537,3 +537,91 @@ fn a_merge_that_loses_an_entry_both_sides_had_is_refused_unless_meant() {
     .unwrap();
     assert!(allowed.status.success(), "{allowed:?}");
 }
+
+/// This program, hard-linked at `rel` under `root` (a link, not a copy: the path the
+/// program runs from is `rel`, and canonicalising it stays there), the folders made.
+fn placed_at(root: &Path, rel: &str) -> std::path::PathBuf {
+    let at = root.join(rel);
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    if std::fs::hard_link(BIN, &at).is_err() {
+        std::fs::copy(BIN, &at).unwrap();
+    }
+    at
+}
+
+/// Run from where a package runner keeps a copy for one run (`npx metis-memory-cli init`,
+/// `uvx --from metis-memory-cli metis-memory init`, …), `init` would name that copy for
+/// git to run on every commit and merge, long after the runner deleted or replaced it:
+/// it sets nothing up and says how to install the program where it stays. Run from an
+/// installation (a virtual environment, a uv tool, a project's node_modules), it names
+/// the program there.
+#[test]
+fn init_refuses_a_package_runners_passing_copy_and_names_an_installed_one() {
+    // Beside the built program (target/tmp), so that each is a hard link to it.
+    let places = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = places.path();
+    std::fs::create_dir_all(root.join("uv-cache")).unwrap();
+    std::fs::write(
+        root.join("uv-cache/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    for (rel, runner) in [
+        (
+            "npm-cache/_npx/912ea9f2cd949cd6/node_modules/@metis-memory/cli-linux-x64/bin/metis-memory",
+            "npx",
+        ),
+        (
+            "uv-cache/archive-v0/OmiwahHomM-kPgYH/bin/metis-memory",
+            "uvx",
+        ),
+        ("pipx/.cache/4b1d0c8e2a7f/bin/metis-memory", "pipx run"),
+        ("pnpm/dlx/abc123/node_modules/.bin/metis-memory", "pnpm dlx"),
+        ("bunx-0-metis-memory-cli@latest/bin/metis-memory", "bunx"),
+    ] {
+        let program = placed_at(root, rel);
+        let dir = repo();
+        let before = snapshot(dir.path());
+        let out = run(dir.path(), program.to_str().unwrap(), &["init"]);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{rel}: {said}");
+        assert!(
+            said.contains(&format!("is {runner}'s copy for one run (")),
+            "{rel}: {said}"
+        );
+        assert!(
+            said.contains(&program.canonicalize().unwrap().display().to_string()),
+            "{said}"
+        );
+        assert!(
+            said.contains("uv tool install metis-memory-cli")
+                && said.contains("npm install -g metis-memory-cli"),
+            "{said}"
+        );
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "{rel}: init changed something"
+        );
+    }
+    for rel in [
+        "venv/bin/metis-memory",
+        "uv/tools/metis-memory-cli/bin/metis-memory",
+        "project/node_modules/@metis-memory/cli-linux-x64/bin/metis-memory",
+        // A folder named like uv's buckets, but not in uv's cache (no CACHEDIR.TAG).
+        "builds-v2/bin/metis-memory",
+    ] {
+        let program = placed_at(root, rel);
+        let dir = repo();
+        ok(dir.path(), program.to_str().unwrap(), &["init"]);
+        let driver = String::from_utf8(
+            ok(dir.path(), "git", &["config", "merge.metis-memory.driver"]).stdout,
+        )
+        .unwrap();
+        let canonical = program.canonicalize().unwrap();
+        assert!(
+            driver.starts_with(&format!("'{}' merge ", canonical.display())),
+            "{rel}: {driver}"
+        );
+    }
+}
