@@ -182,7 +182,7 @@ fn an_expired_lock_is_broken_at_once() {
         .lock()
         .unwrap()
         .iter()
-        .filter(|call| call.function == "link-at")
+        .filter(|call| call.function == "link-at" && call.to.as_deref() == Some(LOCK))
         .count();
     assert_eq!(attempts, 2, "attempts to take the lock");
     assert!(elapsed < LEASE / 2, "breaking took {elapsed:?}");

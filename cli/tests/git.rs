@@ -444,11 +444,23 @@ fn conflict_markers_are_found_and_kept_from_the_model() {
     let prompt = String::from_utf8(cli(&["prompt"]).stdout).unwrap();
     assert!(prompt.contains("- likes tea"), "{prompt}");
     assert!(!prompt.contains("deploys"), "{prompt}");
-    let add = cli(&[
-        "call",
-        "memory_add",
-        r#"{"file":"MEMORY.md","entry":"- uses cargo"}"#,
-    ]);
+    let add = || {
+        cli(&[
+            "call",
+            "memory_add",
+            r#"{"file":"MEMORY.md","entry":"- uses cargo"}"#,
+        ])
+    };
+    // While the merge is in progress, git's own state refuses the write; once the markers
+    // are committed, the scan does.
+    let during = add();
+    assert_eq!(during.status.code(), Some(1), "{during:?}");
+    assert!(
+        String::from_utf8_lossy(&during.stdout).contains("in the middle of a merge"),
+        "{during:?}"
+    );
+    repo.commit("the conflict, committed as it is");
+    let add = add();
     assert_eq!(add.status.code(), Some(1), "{add:?}");
     assert!(
         String::from_utf8_lossy(&add.stdout).contains("[git-conflict-marker]"),
@@ -487,15 +499,11 @@ mod next_to_git {
         let root = tempfile::tempdir().unwrap();
         let (repo, ws) = committed(root.path());
         for (marker, says) in [
-            ("rebase-merge", "in the middle of a rebase"),
-            ("MERGE_HEAD", "in the middle of a merge"),
+            ("REBASE_HEAD", "in the middle of a rebase"),
+            ("CHERRY_PICK_HEAD", "in the middle of a cherry-pick"),
         ] {
             let path = repo.dir.join(".git").join(marker);
-            if marker == "rebase-merge" {
-                std::fs::create_dir(&path).unwrap();
-            } else {
-                std::fs::write(&path, "0000000000000000000000000000000000000000\n").unwrap();
-            }
+            std::fs::write(&path, "0000000000000000000000000000000000000000\n").unwrap();
             let (error, message) = common::store_error(ws.add_entry(M, "- new"));
             assert_eq!(error, StoreError::Busy, "{message}");
             assert!(message.contains(says), "{message}");
@@ -507,7 +515,7 @@ mod next_to_git {
                 .unwrap_err();
             assert!(refused.to_string().contains(says), "{refused}");
             assert_eq!(repo.text("MEMORY.md"), "- base\n");
-            let _ = std::fs::remove_dir(&path).or_else(|_| std::fs::remove_file(&path));
+            std::fs::remove_file(&path).unwrap();
         }
         ws.add_entry(M, "- new").unwrap();
         assert_eq!(repo.text("MEMORY.md"), "- base\n- new\n");
@@ -515,7 +523,7 @@ mod next_to_git {
         let worktree = root.path().join("worktree");
         repo.ok(&["worktree", "add", "-q", worktree.to_str().unwrap()]);
         let gitdir = repo.dir.join(".git/worktrees/worktree");
-        std::fs::create_dir(gitdir.join("rebase-apply")).unwrap();
+        std::fs::write(gitdir.join("REBASE_HEAD"), "0\n").unwrap();
         let (error, message) =
             common::store_error(Workspace::open(&worktree).add_entry(M, "- in the worktree"));
         assert_eq!(error, StoreError::Busy);
@@ -619,12 +627,15 @@ mod next_to_git {
     /// one-entry file where git was writing the whole).
     #[test]
     fn a_write_is_refused_when_a_writer_outside_the_lock_changed_the_file_under_it() {
-        let cases: [(Option<&str>, Option<&str>); 3] = [
-            (Some("- base\n"), Some("- base\n- merged in\n")),
-            (Some("- base\n"), None),
-            (None, Some("- base\n- checked out\n")),
+        // The last: git creates the file in the moment between the add's last look and its
+        // commit (the call that puts its temporary file in place).
+        let cases: [(Option<&str>, Option<&str>, bool); 4] = [
+            (Some("- base\n"), Some("- base\n- merged in\n"), false),
+            (Some("- base\n"), None, false),
+            (None, Some("- base\n- checked out\n"), false),
+            (None, Some("- base\n- checked out\n"), true),
         ];
-        for (before, by_git) in cases {
+        for (before, by_git, at_commit) in cases {
             let t = common::TestWorkspace::new();
             std::fs::create_dir_all(t.metis()).unwrap();
             if let Some(before) = before {
@@ -634,7 +645,11 @@ mod next_to_git {
             let done = Arc::new(AtomicBool::new(false));
             let hook = FaultHook::new(move |call| {
                 let temp = call.path.is_some_and(|p| p.ends_with(".tmp"));
-                if call.function == "open-at" && temp && !done.swap(true, Ordering::SeqCst) {
+                let now = match at_commit {
+                    false => call.function == "open-at" && temp,
+                    true => temp && call.to == Some("MEMORY.md"),
+                };
+                if now && !done.swap(true, Ordering::SeqCst) {
                     let _ = std::fs::remove_file(&memory);
                     if let Some(text) = by_git {
                         std::fs::write(&memory, text).unwrap();
@@ -644,7 +659,11 @@ mod next_to_git {
             });
             let written = t.ws.clone().with_fault_hook(hook).add_entry(M, "- new");
             let (error, _) = common::store_error(written);
-            assert_eq!(error, StoreError::Busy, "{before:?} -> {by_git:?}");
+            assert_eq!(
+                error,
+                StoreError::Busy,
+                "{before:?} -> {by_git:?} {at_commit}"
+            );
             assert_eq!(t.bytes(M).as_deref(), by_git.map(str::as_bytes));
             assert!(t.metis_names().iter().all(|name| name == "MEMORY.md"));
         }
@@ -690,8 +709,14 @@ mod next_to_git {
         assert_eq!(none, "no acknowledged add is missing\n");
         // Forgotten on request: a removal the person meant.
         repo.ok(&["checkout", "--", ".metis/MEMORY.md"]);
+        // A consolidate after git undid the add forgets only what it removed itself.
+        ws.consolidate(M, "- base\n- kept\n- consolidated\n")
+            .unwrap();
+        let lost = ws.lost_adds();
+        assert_eq!(lost.len(), 1, "{lost:?}");
         assert!(cli(&["recover", "--forget"]).status.success());
         assert!(ws.lost_adds().is_empty());
+        repo.ok(&["checkout", "--", ".metis/MEMORY.md"]);
         // Nothing of the journal is in .metis/ or in git's view of the work tree, and only
         // this user may read it: it holds what agents added.
         let status = repo.ok(&["status", "--porcelain", "--untracked-files=all"]);

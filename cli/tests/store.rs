@@ -595,6 +595,7 @@ fn the_before_hash_and_size_are_of_the_bytes_read() {
 #[test]
 fn the_directory_is_synced_after_the_rename() {
     let t = TestWorkspace::new();
+    t.put(MemoryFile::Memory, "- old\n");
     let (hook, calls) = recorder();
     t.ws.clone()
         .with_fault_hook(hook)

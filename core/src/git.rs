@@ -39,23 +39,32 @@ pub struct Marker {
 }
 
 /// Every marker, in the order a refusal prefers to name them (a stopped operation first:
-/// its index lock comes and goes while the person works on it).
-pub const MARKERS: [Marker; 7] = [
+/// its index lock comes and goes while the person works on it). A rebase's directory and
+/// `MERGE_HEAD` are there while the command runs too, so they are waited out like a
+/// running command, and refused, saying how the person ends them, if they outlast it;
+/// `REBASE_HEAD`, `CHERRY_PICK_HEAD` and `REVERT_HEAD` are written when one stops.
+pub const MARKERS: [Marker; 8] = [
+    Marker {
+        path: "REBASE_HEAD",
+        activity: Activity::Stopped,
+        doing: "in the middle of a rebase, stopped for the person",
+        finish: "git rebase --continue, or --abort",
+    },
     Marker {
         path: "rebase-merge",
-        activity: Activity::Stopped,
+        activity: Activity::Running,
         doing: "in the middle of a rebase",
         finish: "git rebase --continue, or --abort",
     },
     Marker {
         path: "rebase-apply",
-        activity: Activity::Stopped,
+        activity: Activity::Running,
         doing: "in the middle of a rebase or `git am`",
         finish: "git rebase --continue or git am --continue, or --abort",
     },
     Marker {
         path: "MERGE_HEAD",
-        activity: Activity::Stopped,
+        activity: Activity::Running,
         doing: "in the middle of a merge",
         finish: "commit the merge, or git merge --abort",
     },
@@ -85,10 +94,16 @@ pub const MARKERS: [Marker; 7] = [
     },
 ];
 
-/// A running command's marker older than this is not trusted: a git killed mid-command
-/// leaves its `index.lock` (git itself refuses to run until it is removed), and memory
-/// writes must not stop for ever because of one.
+/// An `index.lock` older than this is not trusted: a git killed mid-command leaves it
+/// (git itself refuses to run until it is removed), and memory writes must not stop for
+/// ever because of one.
 pub const STALE_NANOS: u64 = 60_000_000_000;
+
+/// How long git must have been quiet, after a writer waited for it, before the writer
+/// goes on: a command runs in steps (a pull's reset, then its stash apply; a checkout's
+/// unlink, then its create), and writers queued on its lock would otherwise all write in
+/// the moment between two of them.
+pub const QUIET_NANOS: u64 = 150_000_000;
 
 /// How long a writer waits for a running git command to finish before it is refused.
 pub const WAIT_NANOS: u64 = 5_000_000_000;
@@ -111,11 +126,11 @@ pub enum GitState {
 }
 
 /// Judges what the host found: each marker present, with its age (`None` when its date is
-/// unknown). A stopped operation wins; a running command's marker older than
-/// [`STALE_NANOS`] is ignored.
+/// unknown). A stopped operation wins; an `index.lock` older than [`STALE_NANOS`] is
+/// ignored.
 pub fn judge(present: &[(&'static Marker, Option<u64>)]) -> GitState {
     let trusted = |(marker, age): &&(&'static Marker, Option<u64>)| {
-        marker.activity == Activity::Stopped || age.is_none_or(|age| age <= STALE_NANOS)
+        marker.path != "index.lock" || age.is_none_or(|age| age <= STALE_NANOS)
     };
     MARKERS
         .iter()
@@ -131,17 +146,17 @@ pub fn judge(present: &[(&'static Marker, Option<u64>)]) -> GitState {
 /// The refusal of a write to `file` while git is at work as `marker` says.
 pub fn refusal_text(file: MemoryFile, marker: &Marker) -> String {
     let name = file.name();
-    match marker.activity {
-        Activity::Running => format!(
+    match marker.finish {
+        "" => format!(
             "{name} was not written: git is {} in this repository (its {} is there), and a \
              write now could be undone by it. Nothing was written; try again in a moment.",
             marker.doing, marker.path
         ),
-        Activity::Stopped => format!(
-            "{name} was not written: git is {} in this repository, and ending it ({}) may \
-             reset the work tree and undo the write. Nothing was written; try again once \
-             the person has finished it.",
-            marker.doing, marker.finish
+        finish => format!(
+            "{name} was not written: git is {} in this repository, and ending it ({finish}) \
+             may reset the work tree and undo the write. Nothing was written; try again once \
+             it is finished.",
+            marker.doing
         ),
     }
 }
@@ -240,16 +255,22 @@ pub fn missing(
     found
 }
 
-/// The journal's lines to keep after its own writer's non-add write left `file` holding
-/// `content`: an entry that writer removed was removed on purpose, and is forgotten.
+/// The journal's lines to keep after its own writer's non-add write took `file` from
+/// `before` to `after`: an entry that write removed was removed on purpose, and is
+/// forgotten; one already missing before it (git undid the add) is still listed.
 pub fn forget_removed(
     journal: &[JournalEntry],
     file: MemoryFile,
-    content: &str,
+    before: &str,
+    after: &str,
 ) -> Vec<JournalEntry> {
     journal
         .iter()
-        .filter(|added| added.file != file || holds_entry(content, &added.entry))
+        .filter(|added| {
+            added.file != file
+                || holds_entry(after, &added.entry)
+                || !holds_entry(before, &added.entry)
+        })
         .cloned()
         .collect()
 }
@@ -266,7 +287,7 @@ mod tests {
     #[test]
     fn a_stopped_operation_wins_and_a_stale_lock_is_ignored() {
         let lock = marker("index.lock");
-        let rebase = marker("rebase-merge");
+        let rebase = marker("REBASE_HEAD");
         assert_eq!(judge(&[]), GitState::Quiet);
         assert_eq!(judge(&[(lock, Some(1))]), GitState::AtWork(lock));
         assert_eq!(judge(&[(lock, None)]), GitState::AtWork(lock));
@@ -281,6 +302,7 @@ mod tests {
     fn refusals_name_the_file_what_git_does_and_how_it_ends() {
         let text = refusal_text(MemoryFile::Memory, marker("rebase-merge"));
         assert!(text.starts_with("MEMORY.md was not written: git is in the middle of a rebase"));
+        assert!(text.ends_with("try again once it is finished."), "{text}");
         assert!(text.contains("git rebase --continue, or --abort"));
         let text = refusal_text(MemoryFile::User, marker("index.lock"));
         assert!(text.contains("its index.lock is there"), "{text}");
@@ -336,8 +358,10 @@ mod tests {
         let content = |file| (file == MemoryFile::Memory).then(|| String::from("- kept\n"));
         let lost: Vec<u64> = missing(&journal, content).iter().map(|e| e.at).collect();
         assert_eq!(lost, [4, 3]);
-        let kept = forget_removed(&journal, MemoryFile::Memory, "- kept\n- gone\n");
-        assert_eq!(kept.len(), 2);
+        // "- gone" was removed by the write; "- lost" was missing before it, and stays.
+        let kept = forget_removed(&journal, MemoryFile::Memory, "- kept\n- gone\n", "- kept\n");
+        let kept: Vec<u64> = kept.iter().map(|e| e.at).collect();
+        assert_eq!(kept, [1, 2, 3]);
         assert!(missing(&journal, |_| None).is_empty());
     }
 }

@@ -473,11 +473,15 @@ impl<'a> Sides<'a> {
                     ours.get(entry).unwrap_or(&none),
                     theirs.get(entry).unwrap_or(&none),
                 );
-                match (o.is_empty(), t.is_empty()) {
-                    (true, true) => false,
-                    (false, true) => !theirs_lines.contains(original),
-                    (true, false) => !ours_lines.contains(original),
-                    (false, false) => o != t,
+                // A side edited the entry only if the original is gone from it: a new line
+                // of the same key beside a kept original is an addition.
+                let gone_ours = !ours_lines.contains(original);
+                let gone_theirs = !theirs_lines.contains(original);
+                match (gone_ours && !o.is_empty(), gone_theirs && !t.is_empty()) {
+                    (false, false) => false,
+                    (true, false) => gone_theirs,
+                    (false, true) => gone_ours,
+                    (true, true) => o != t,
                 }
             })
             .collect()
@@ -584,6 +588,25 @@ mod tests {
         assert_eq!(
             merged(base, "- x\n- a\n- b\n", "- a\n- b\n- x\n"),
             ("- x\n- a\n- b\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn entries_that_share_a_first_word_with_a_kept_one_are_additions_not_edits() {
+        let base = "- The build uses cargo\n";
+        let ours = "- The build uses cargo\n- The CI runs on Linux\n";
+        let theirs = "- The build uses cargo\n- The docs live in docs/\n";
+        assert_eq!(
+            merged(base, ours, theirs),
+            (
+                "- The build uses cargo\n- The CI runs on Linux\n- The docs live in docs/\n".into(),
+                0
+            )
+        );
+        // Kept on one side beside a new line of its key, removed on the other: removed.
+        assert_eq!(
+            merged(base, ours, ""),
+            ("- The CI runs on Linux\n".into(), 0)
         );
     }
 

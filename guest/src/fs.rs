@@ -110,16 +110,15 @@ impl MetisDir {
     /// [`read`](Self::read), and the file's fingerprint as the read began, for a writer
     /// under the lock: a writer outside the store's lock (git rewriting the work tree, an
     /// editor) changes it, and our rename would then undo that writer's bytes or build on
-    /// half of them, so [`replace`](Self::replace) refuses instead. The fingerprint is
-    /// taken before the bytes are read, so a change during the read is caught too.
+    /// half of them, so [`replace`](Self::replace) refuses instead. The fingerprint is the
+    /// opened file's, taken before its bytes are read, so a change during the read is
+    /// caught too.
     pub fn read_fingerprinted(
         &self,
         file: MemoryFile,
     ) -> Result<(Vec<u8>, Fingerprint), StoreError> {
-        let stat = self.stat(file)?;
-        let fingerprint = Fingerprint::of(stat.as_ref());
-        let (Some(dir), Some(stat)) = (self.dir(file), stat) else {
-            return Ok((Vec::new(), fingerprint));
+        let (Some(dir), Some(stat)) = (self.dir(file), self.stat(file)?) else {
+            return Ok((Vec::new(), Fingerprint(None)));
         };
         let limit = file.read_limit();
         if stat.size > limit {
@@ -147,6 +146,7 @@ impl MetisDir {
         if opened.type_ != DescriptorType::RegularFile || opened.link_count > 1 {
             return Err(StoreError::NotARegularFile { file });
         }
+        let fingerprint = Fingerprint::of(Some(&opened));
         if opened.size > limit {
             return Err(StoreError::TooLarge {
                 file,
@@ -226,15 +226,18 @@ impl MetisDir {
                 false => Err(StoreError::Busy { file }),
             })
             .and_then(|()| {
-                dir.rename_at(&temp_name, dir, file.file_name())
-                    .map_err(|code| match code {
+                put_in_place(dir, &temp_name, file.file_name(), read.0.is_none()).map_err(|code| {
+                    match code {
                         ErrorCode::IsDirectory => StoreError::NotARegularFile { file },
                         // Our temporary file is gone: we stalled past our lease after the
                         // commit check, and the writer who broke the lock cleaned it up.
                         // Nothing was written; another process has the file.
                         ErrorCode::NoEntry => StoreError::Busy { file },
+                        // A writer outside the lock created the file since we found none.
+                        ErrorCode::Exist => StoreError::Busy { file },
                         code => io_error(file, "replace", file.file_name(), code),
-                    })
+                    }
+                })
             });
         if let Err(error) = renamed {
             let _ = dir.unlink_file_at(&temp_name);
@@ -245,6 +248,38 @@ impl MetisDir {
         // but may not survive a crash (`unsynced`), never that it succeeded.
         Ok(sync_dir(dir).err())
     }
+}
+
+/// Puts the temporary file `temp` in place as `name`. Over a file we read, a rename (a
+/// reader sees the old bytes or the new). Where we found no file, a hard link, which
+/// fails if one was created since: a writer outside the lock (git's checkout: it unlinks
+/// the file, then creates it anew) may create it between our last look and our rename,
+/// and a rename would replace its whole file with our one entry. The temporary name is
+/// then removed; until it is, the file has two links, which a reader takes for a file
+/// that is not ours for a moment. Where hard links are refused, the rename.
+fn put_in_place(
+    dir: &Descriptor,
+    temp: &str,
+    name: &str,
+    was_missing: bool,
+) -> Result<(), ErrorCode> {
+    if was_missing {
+        match dir.link_at(PathFlags::empty(), temp, dir, name) {
+            Ok(()) => {
+                let _ = dir.unlink_file_at(temp);
+                return Ok(());
+            }
+            // Where hard links are refused (vfat, exFAT, SMB mounts), as the lock's are.
+            Err(
+                ErrorCode::NotPermitted
+                | ErrorCode::CrossDevice
+                | ErrorCode::Unsupported
+                | ErrorCode::TooManyLinks,
+            ) => {}
+            Err(code) => return Err(code),
+        }
+    }
+    dir.rename_at(temp, dir, name)
 }
 
 /// A file's size and dates (`None`: missing): what a writer outside the lock changes.

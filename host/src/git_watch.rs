@@ -69,16 +69,28 @@ impl GitDir {
     }
 
     /// Waits, looking every [`git::POLL_NANOS`], for a running git command to finish, at
-    /// most `wait`; what git's files say at the end. An operation stopped for the person
-    /// is not waited for: it ends when the person ends it.
+    /// most `wait`; what git's files say at the end. After a wait, git must have been
+    /// quiet for [`git::QUIET_NANOS`] (a command's steps leave gaps between them). An
+    /// operation stopped for the person is not waited for: it ends when the person ends it.
     pub fn wait_quiet(&self, wait: Duration) -> GitState {
         let started = Instant::now();
+        let mut quiet_since: Option<Instant> = None;
+        let mut waited = false;
         loop {
             let state = self.state();
             let stopped =
                 matches!(state, GitState::AtWork(m) if m.activity == git::Activity::Stopped);
-            if state == GitState::Quiet || stopped || started.elapsed() >= wait {
+            if stopped || (state != GitState::Quiet && started.elapsed() >= wait) {
                 return state;
+            }
+            if state == GitState::Quiet {
+                let since = *quiet_since.get_or_insert_with(Instant::now);
+                if !waited || since.elapsed() >= Duration::from_nanos(git::QUIET_NANOS) {
+                    return state;
+                }
+            } else {
+                waited = true;
+                quiet_since = None;
             }
             std::thread::sleep(Duration::from_nanos(git::POLL_NANOS));
         }
@@ -125,11 +137,17 @@ impl GitDir {
         }
     }
 
-    /// Forgets the journaled adds to `file` that its content no longer holds: called
-    /// after this host's own write removed them on purpose.
-    pub fn journal_forget_removed(&self, file: MemoryFile, content: &str) {
+    /// Whether any add to `file` is journaled (a write that may remove one reads the file
+    /// first, to know what it removed).
+    pub fn journals(&self, file: MemoryFile) -> bool {
+        self.journal().iter().any(|added| added.file == file)
+    }
+
+    /// Forgets the journaled adds to `file` that this host's own write, taking it from
+    /// `before` to `after`, removed on purpose.
+    pub fn journal_forget_removed(&self, file: MemoryFile, before: &str, after: &str) {
         let journal = self.journal();
-        let kept = git::forget_removed(&journal, file, content);
+        let kept = git::forget_removed(&journal, file, before, after);
         if kept.len() != journal.len() {
             self.rewrite_journal(&kept);
         }

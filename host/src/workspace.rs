@@ -552,14 +552,19 @@ impl Workspace {
                 message: metis_memory_core::git::refusal_text(core_file, marker),
             });
         }
+        // What a write that may remove an entry removes is known from the file before it.
+        let before = match added {
+            None if git.journals(core_file) => self.read(file).ok(),
+            _ => None,
+        };
         let index_before = git.index_stamp();
         let outcome = write()?;
         if !written(&outcome) {
             return Ok(outcome);
         }
         let Some(entry) = added else {
-            if let Ok(content) = self.read(file) {
-                git.journal_forget_removed(core_file, &content);
+            if let (Some(before), Ok(after)) = (before, self.read(file)) {
+                git.journal_forget_removed(core_file, &before, &after);
             }
             return Ok(outcome);
         };

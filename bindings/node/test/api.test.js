@@ -244,11 +244,13 @@ test("a memory file linked out of .metis/ is never followed", async (t) => {
   assert.equal(fs.readlinkSync(path.join(metis, "MEMORY.md")), "../secret.txt");
 });
 
-/** Makes the guest's `rename-at` of its temporary file throw a JS error (a trap: the
- * instance is gone mid-write, holding its lock and with its temporary file written). */
+/** Makes the guest's commit of its temporary file (a rename over the file, or a link
+ * where there was none) throw a JS error (a trap: the instance is gone mid-write, holding
+ * its lock and with its temporary file written). */
 function trapAtCommit(f) {
   return withHook((name, args, call) => {
-    if (name === "renameAt" && /\.tmp$/.test(args[0])) throw new Error("injected trap");
+    const from = name === "linkAt" ? args[1] : args[0];
+    if ((name === "renameAt" || name === "linkAt") && /\.tmp$/.test(from)) throw new Error("injected trap");
     return call();
   }, f);
 }

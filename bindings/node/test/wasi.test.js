@@ -116,7 +116,9 @@ test("what the kernel saw (strace): the temporary file synced, renamed, then .me
   const log = path.join(root, "strace.log");
   const script = `import { openWorkspace } from "metis-memory"; await openWorkspace(process.argv[1]).addEntry("MEMORY.md", "fact");`;
   const work = path.join(root, "ws");
-  fs.mkdirSync(work);
+  fs.mkdirSync(path.join(work, ".metis"), { recursive: true });
+  // Over a file that exists: a rename (where there is none, a link).
+  fs.writeFileSync(path.join(work, ".metis", "MEMORY.md"), "- old\n");
   const run = spawnSync(
     "strace",
     ["-f", "-y", "-o", log, "-e", "trace=fsync,fdatasync,rename,renameat,renameat2",

@@ -163,21 +163,29 @@ def test_concurrent_writers_in_threads_lose_nothing(tmp_path: Path) -> None:
     assert set(os.listdir(tmp_path / ".metis")) == {"MEMORY.md"}
 
 
-def test_a_write_syncs_the_file_then_the_directory_after_the_rename(tmp_path: Path) -> None:
-    """What the kernel saw (strace): the temporary file synced, renamed over MEMORY.md,
-    then `.metis/` itself synced, which is what makes the rename durable."""
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_write_syncs_the_file_then_the_directory_after_the_rename(
+    tmp_path: Path, existing: bool
+) -> None:
+    """What the kernel saw (strace): the temporary file synced, put in place as MEMORY.md
+    (renamed over it; linked, where there was no file, so that one created meanwhile is
+    never replaced), then `.metis/` itself synced, which is what makes it durable."""
     log = tmp_path / "strace.log"
     workspace = tmp_path / "ws"
-    workspace.mkdir()
+    (workspace / ".metis").mkdir(parents=True)
+    if existing:
+        (workspace / ".metis" / "MEMORY.md").write_text("- old\n")
     script = "import sys; from metis_memory import MemoryStore; MemoryStore(sys.argv[1]).add_entry('MEMORY.md', 'fact')"
     subprocess.run(
-        ["strace", "-f", "-y", "-o", str(log), "-e", "trace=fsync,fdatasync,rename,renameat,renameat2",
+        ["strace", "-f", "-y", "-o", str(log), "-e",
+         "trace=fsync,fdatasync,rename,renameat,renameat2,link,linkat",
          sys.executable, "-c", script, str(workspace)],
         check=True,
     )
     metis = str(workspace / ".metis")
     calls = [line for line in log.read_text().splitlines() if "(" in line]
-    renamed = [i for i, line in enumerate(calls) if "rename" in line and '"MEMORY.md"' in line]
+    how = "rename" if existing else "link"
+    renamed = [i for i, line in enumerate(calls) if how in line and '"MEMORY.md"' in line]
     assert len(renamed) == 1, calls
     before, after = calls[: renamed[0]], calls[renamed[0] + 1 :]
     assert any("sync(" in line and ".tmp>" in line for line in before), calls
