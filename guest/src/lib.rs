@@ -193,7 +193,7 @@ impl Guest for Component {
         session: Session,
         audit: AuditPolicy,
     ) -> Result<ShownFile, StoreError> {
-        look(file, session, audit, true)
+        look(file, session, audit, core::session::Showing::AsToolResult)
     }
 
     fn offer_file(
@@ -201,7 +201,7 @@ impl Guest for Component {
         session: Session,
         audit: AuditPolicy,
     ) -> Result<ShownFile, StoreError> {
-        look(file, session, audit, false)
+        look(file, session, audit, core::session::Showing::Offered)
     }
 
     fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
@@ -214,17 +214,17 @@ impl Guest for Component {
     }
 }
 
-/// One file read fresh and audited for `session`'s model: seen if `shown`, withheld if
-/// the audit keeps it out.
+/// One file read fresh and audited for `session`'s model: seen as `showing` says,
+/// withheld if the audit keeps it out.
 fn look(
     file: MemoryFile,
     session: Session,
     audit: AuditPolicy,
-    shown: bool,
+    showing: core::session::Showing,
 ) -> Result<ShownFile, StoreError> {
     let text = read_text(&MetisDir::open(), file.into())?;
     let mut session = core::session::Session::from(session);
-    let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), shown);
+    let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), showing);
     Ok(ShownFile {
         text,
         findings: findings(found),

@@ -284,7 +284,11 @@ impl Session {
     fn look(&mut self, file: MemoryFile, shown: bool) -> Result<ShownFile, Error> {
         let text = self.workspace.read(file)?;
         let mut session = to_core(&self.state);
-        let (found, withheld) = session.look(file.core(), &text, self.audit.core(), shown);
+        let showing = match shown {
+            true => core::session::Showing::BeforeTheResponse,
+            false => core::session::Showing::Offered,
+        };
+        let (found, withheld) = session.look(file.core(), &text, self.audit.core(), showing);
         self.state = from_core(session);
         let findings: Vec<AuditFinding> = found
             .into_iter()
