@@ -2,8 +2,8 @@
 composed from an old version, or from nothing the model was shown, is refused instead of
 dropping what another session or a person wrote. How a session moves is decided in the
 component (`compose-session-prompt`, `call-in-session`, `next-response`,
-`memory-update`); this type only keeps it between calls, as the Rust host's `Session`
-does."""
+`memory-update`, `show-file`, `offer-file`); this type only keeps it between calls, as the
+Rust host's `Session` does."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._types import AuditPolicy, ComposedPrompt, ScanPolicy, SessionState, ToolOutcome
+from ._types import (
+    AuditPolicy,
+    ComposedPrompt,
+    MemoryFile,
+    ScanPolicy,
+    SessionState,
+    ShownFile,
+    ToolOutcome,
+)
 
 if TYPE_CHECKING:
     from .store import MemoryStore
@@ -123,6 +131,22 @@ class MemorySession:
         with self._lock:
             text, self._state = self._store._memory_update(self._state, self._audit)
             return text
+
+    def show_file(self, file: MemoryFile | str, *, whole: bool = True) -> ShownFile:
+        """One memory file for the model, read fresh and audited under the session's
+        policy, when the model asks to see it (a memory tool's `view`). Unless the audit
+        keeps it out (`withheld`: its text must not reach the model, and the tools refuse
+        to write it), the file counts as shown at the version read from the model's next
+        response (`next_response`), as a refusal's content does: the other calls of this
+        response were written before the model read it. Put exactly `text` before the model. With `whole=False` the host shows only part of the text
+        (a range of lines): the audit still withholds a flagged file, but nothing counts
+        as shown, since a consolidate built on a part would drop the rest. A store refusal
+        (a file that is not text) raises and leaves the session as it was."""
+        with self._lock:
+            shown, self._state = self._store._show_file(
+                MemoryFile(file), self._state, self._audit, whole=whole
+            )
+            return shown
 
     def call_tool(self, name: str, input: str | Mapping[str, Any]) -> ToolOutcome:
         """Runs one of the model's tool calls (`input`: its JSON text, or a mapping sent

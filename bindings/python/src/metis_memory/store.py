@@ -27,6 +27,7 @@ from ._types import (
     MemoryFile,
     ScanPolicy,
     SessionState,
+    ShownFile,
     ToolDefinition,
     ToolOutcome,
     ToolRefusal,
@@ -354,6 +355,17 @@ class MemoryStore:
             _Access.READ, MemoryFile.MEMORY, "memory-update", _wit.session(state), audit.value
         )
         return _wit.session_update(value)
+
+    def _show_file(
+        self, file: MemoryFile, state: SessionState, audit: AuditPolicy, *, whole: bool
+    ) -> tuple[ShownFile, SessionState]:
+        """The component's `show-file` (`offer-file` when the model is shown only part of
+        it), on the kept read instance: the file as read and audited, and the session after
+        it. A store refusal raises, and no session comes back."""
+        function = "show-file" if whole else "offer-file"
+        value = self._store(_Access.READ, file, function, _wit.session(state), audit.value)
+        shown = ShownFile(file, value.text, _wit.findings(value.findings), value.withheld)
+        return shown, _wit.session_state(value.session)
 
     def _next_response(self, state: SessionState) -> SessionState:
         """The component's `next-response` (it reads no file), on the kept read instance."""
