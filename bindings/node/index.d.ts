@@ -256,11 +256,13 @@ export interface Session {
   memoryUpdate(): Promise<string | null>;
   /** One file shown to the model on demand (a memory tool's `view`), read fresh and
    * audited under the session's audit (the component's `show-file`). Unless
-   * {@link ShownFile.withheld}, the file counts as seen at the version read, so the host
+   * {@link ShownFile.withheld}, the file counts as seen at the version read from the
+   * model's next response ({@link Session.nextResponse}), so the host
    * must show the model exactly {@link ShownFile.text}. With `whole: false` the host shows
-   * only part of it (a range of lines): a flagged file is still withheld, but nothing
-   * counts as seen, since a consolidate built on a part would drop the rest. A file that
-   * is not text rejects with its {@link StoreError}, and the session is left as it was. */
+   * only part of it (a range of lines; the component's `offer-file`): a flagged file is
+   * still withheld, but nothing counts as seen, since a consolidate built on a part would
+   * drop the rest. A file that is not text rejects with its {@link StoreError}, and the
+   * session is left as it was. */
   showFile(file: MemoryFileName, options?: { whole?: boolean }): Promise<ShownFile>;
   /** Runs one of the model's tool calls on a fresh instance, held to what the model has
    * seen; `input` is its JSON text or the parsed value. A refusal rejects with

@@ -1,8 +1,9 @@
 // A model's conversation with a workspace's memory (`Workspace.session()`), as the Rust
 // host's `Session` is: how a session moves is decided in the component
-// (`compose-session-prompt`, `call-in-session`, `next-response`, `memory-update`); this
-// class only keeps the last session the component returned and passes it to the next
-// call, unchanged. A snapshot session also keeps the prompt it froze for a base.
+// (`compose-session-prompt`, `call-in-session`, `next-response`, `memory-update`,
+// `show-file`, `offer-file`); this class only keeps the last session the component
+// returned and passes it to the next call, unchanged. A snapshot session also keeps the
+// prompt it froze for a base.
 
 /** What a session holds before its first prompt: nothing shown, so a consolidate of a
  * file that is not empty is refused, showing it (compose the prompt first). Empty lists
@@ -87,6 +88,20 @@ export class Session {
    * their tool results, are not news. For a snapshot session (any session may call it). */
   async memoryUpdate() {
     return this.#calls.memoryUpdate(this.#get, this.#keep);
+  }
+
+  /** One file shown to the model on demand (a memory tool's view), read fresh and
+   * audited under the session's audit: `{ text, findings, withheld }`. Unless `withheld`,
+   * the file counts as seen at the version read from the model's next response
+   * (`nextResponse`), as a refusal's content does, so the host must show the model exactly
+   * `text`; when `withheld`, the audit keeps the file out, the text must not reach the
+   * model, and every tool write to the file is refused. With `whole: false` the host
+   * shows only part of the text (a range of lines; the component's `offer-file`): a
+   * flagged file is still withheld, but nothing counts as seen, since a consolidate built
+   * on a part would drop the rest. A file that is not text rejects with its StoreError,
+   * and the session is left as it was. */
+  async showFile(file, { whole = true } = {}) {
+    return this.#calls.showFile(file, whole !== false, this.#get, this.#keep);
   }
 
   /** Runs one of the model's tool calls (`input`: its JSON text, or a value sent as JSON)

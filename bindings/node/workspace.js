@@ -276,6 +276,13 @@ class Workspace {
           keep(session, sessionState(session));
           return text ?? null;
         }),
+      showFile: (file, whole, kept, keep) =>
+        this.#store("read", file, (s, wit) => {
+          const shown = whole ? s.showFile(wit, kept(), audit) : s.offerFile(wit, kept(), audit);
+          const { text, findings, withheld, session } = shown;
+          keep(session, sessionState(session));
+          return { text, findings: findings.map(finding), withheld };
+        }),
       callTool: async (name, input, kept, keep) => {
         text(name, "name");
         const inputText = toolInput(input);
