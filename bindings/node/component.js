@@ -1,8 +1,10 @@
 // The component's core modules, compiled once per process and memory limit (the guest's
-// metered for fuel and memory, meter.js), and the limits a workspace runs calls under.
+// metered for fuel and memory, meter.js, on a thread of its own), and the limits a
+// workspace runs calls under.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { meterCoreModule } from "./meter.js";
 import { readdir, readFile } from "node:fs/promises";
 import { TrapError } from "./errors.js";
@@ -27,7 +29,9 @@ export function coreModules(memoryBytes) {
       const out = new Map();
       for (const name of names) {
         let bytes = await readFile(path.join(dir, name));
-        if (name === GUEST_CORE_MODULE) bytes = meterCoreModule(bytes, memoryBytes);
+        if (name === GUEST_CORE_MODULE) bytes = await meterOffThread(bytes, memoryBytes);
+        // Asynchronous, so it holds nothing up; V8 compiles each function lazily, on its
+        // first call (a part of what the first instantiation costs this thread).
         out.set(name, await WebAssembly.compile(bytes));
       }
       if (!out.has(GUEST_CORE_MODULE)) throw new Error(`${GUEST_CORE_MODULE} is missing`);
@@ -39,6 +43,39 @@ export function coreModules(memoryBytes) {
     compiled.set(memoryBytes, modules);
   }
   return modules;
+}
+
+/** What the metering thread runs: meter.js on the bytes it is given, the result sent back
+ * (its buffer moved, not copied). */
+const METER_THREAD = `
+const { parentPort, workerData } = require("node:worker_threads");
+import(workerData.meter).then(({ meterCoreModule }) => {
+  const metered = meterCoreModule(workerData.bytes, workerData.memoryBytes);
+  parentPort.postMessage(metered, [metered.buffer]);
+});
+`;
+
+/** The guest's core module metered (meter.js) on a worker thread: metering walks every
+ * instruction of half a megabyte of code, some 16 ms of JavaScript that on this thread
+ * would hold up every timer and I/O callback of the process during the first call. Where
+ * a worker cannot be had (or fails), it is metered here instead, as before, which also
+ * raises meter.js's own error for a module it refuses. */
+async function meterOffThread(bytes, memoryBytes) {
+  try {
+    return await new Promise((resolve, reject) => {
+      const worker = new Worker(METER_THREAD, {
+        eval: true,
+        // Only the metering: none of this process's options or loaders.
+        execArgv: [],
+        workerData: { meter: new URL("./meter.js", import.meta.url).href, bytes, memoryBytes },
+      });
+      worker.once("message", resolve);
+      worker.once("error", reject);
+      worker.once("exit", (code) => reject(new Error(`the metering thread exited with ${code}`)));
+    });
+  } catch {
+    return meterCoreModule(bytes, memoryBytes);
+  }
 }
 
 export function limitsOption(limits = {}) {

@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { setImmediate as loopTurn } from "node:timers/promises";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { instantiate } from "./gen/metis_memory.js";
 import { setFuel } from "./meter.js";
@@ -327,6 +328,7 @@ class Workspace {
    * a fresh one (after creating `.metis/`), then undoes what a failed write left behind. */
   async #run(access, f) {
     const modules = await coreModules(this.#limits.memoryBytes);
+    await nextTurn();
     // Nothing awaits from here on, so the checks below hold for the call they precede.
     return access === "read" ? this.#read(modules, f) : this.#write(modules, f);
   }
@@ -652,6 +654,20 @@ class Workspace {
     if (!stat.isDirectory()) throw new WorkspaceError(`${dir} exists but is not a directory`);
     return stat;
   }
+}
+
+/** The turn of the event loop the last call made runs in (see `nextTurn`). */
+let lastTurn = Promise.resolve();
+
+/** A turn of the event loop of its own for the next call: one after the turn of every
+ * call made before it. A call's work runs on this thread in one synchronous step (jco's
+ * instantiation, the component, preview2-shim's file system), so without its own turn a
+ * caller awaiting call after call, or many calls made at once, would keep every timer and
+ * I/O callback of the process waiting until the last one returned. Calls still run in the
+ * order they were made. */
+function nextTurn() {
+  lastTurn = lastTurn.then(() => loopTurn());
+  return lastTurn;
 }
 
 /** Closes the directories a dropped kept instance held open. */

@@ -3,7 +3,9 @@
 run by a sandboxed WebAssembly component (`metis:memory`, the version of this package).
 
 Start with `MemoryStore(workspace).session()`: a `MemorySession` composes the system prompt
-before every model call and runs the model's tool calls held to what it has seen."""
+before every model call and runs the model's tool calls held to what it has seen. Under
+asyncio, `AsyncMemoryStore(workspace).session()`: the same calls as coroutines that never
+block the event loop (`metis_memory.aio`)."""
 
 from importlib import metadata as _metadata
 
@@ -54,6 +56,7 @@ from .errors import (
 )
 from .session import MemorySession
 from .store import MemoryStore
+from .aio import AsyncMemorySession, AsyncMemoryStore
 
 try:
     # The wheel's version, which the build stamps from the WIT package (`wit/world.wit`).
@@ -62,6 +65,8 @@ except _metadata.PackageNotFoundError:  # imported from a source tree, not insta
     __version__ = "0+unknown"
 
 __all__ = [
+    "AsyncMemorySession",
+    "AsyncMemoryStore",
     "AuditFinding",
     "AuditPolicy",
     "ComponentTrap",

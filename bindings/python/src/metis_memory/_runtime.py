@@ -5,13 +5,28 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
 from wasmtime import Config, Engine, Store, WasiConfig, WasmtimeError
-from wasmtime.component import Component, ExportIndex, Func, Instance, Linker
+from wasmtime.component import (
+    Component,
+    EnumType,
+    ExportIndex,
+    FlagsType,
+    Func,
+    FuncType,
+    Instance,
+    Linker,
+    ListType,
+    OptionType,
+    RecordType,
+    ResultType,
+    TupleType,
+    VariantType,
+)
 
 from . import _cache
 from ._cache import file_size_limited
@@ -64,6 +79,16 @@ class Runtime:
     component: Component
     loaded_from: str  # "cache" or "compiled"
     exports: dict[tuple[str, str], ExportIndex]
+    # Each export's type, read once (see `kept_type`); `None` where it could not be kept.
+    func_types: dict[tuple[str, str], FuncType | None] = field(default_factory=dict)
+
+    def func_type(self, interface: str, name: str, func: Func, store: Store) -> FuncType | None:
+        """The type of the export `interface#name` (`func`, in `store`), read once for every
+        instance of the component: the same export has the same type in each."""
+        key = (interface, name)
+        if key not in self.func_types:
+            self.func_types[key] = kept_type(func.type(store))
+        return self.func_types[key]
 
     def export(self, interface: str, name: str) -> ExportIndex:
         key = (interface, name)
@@ -121,6 +146,56 @@ def build_runtime() -> Runtime:
     return Runtime(engine, linker, component, loaded_from, {})
 
 
+# The types whose parts wasmtime-py reads afresh, through the C API, each time they are
+# asked for: a record's fields, a variant's cases, a list's element... Calling a function
+# asks for its type and every part of it again, while turning each argument and the result
+# to and from wasmtime's values: hundreds of C calls for one call of the component, each
+# dropping and taking the GIL back, a third of a read's time. `kept_type` reads them once.
+_PARTS: dict[type, tuple[str, ...]] = {
+    FuncType: ("params", "result"),
+    RecordType: ("fields",),
+    ListType: ("element",),
+    TupleType: ("elements",),
+    VariantType: ("cases",),
+    EnumType: ("names",),
+    OptionType: ("payload",),
+    ResultType: ("ok", "err"),
+    FlagsType: ("names",),
+}
+_kept_classes: dict[type, type] = {}
+
+
+def kept_type(func_type: FuncType) -> FuncType | None:
+    """`func_type` with every part of it read once and kept (`None` if that fails, so
+    that the export is called as wasmtime-py calls it). Each type object becomes an
+    instance of a subclass of its own class in which its parts are plain attributes: the
+    same values the properties return, read once."""
+    try:
+        kept: FuncType = _kept(func_type)
+        return kept
+    except Exception:
+        return None
+
+
+def _kept(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_kept(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_kept(v) for v in value)
+    parts = _PARTS.get(type(value))
+    if parts is None:
+        return value
+    read = {part: _kept(getattr(value, part)) for part in parts}
+    cls = _kept_classes.get(type(value))
+    if cls is None:
+        # A class attribute that is not a descriptor yields to the instance's own value.
+        cls = type(f"Kept{type(value).__name__}", (type(value),), dict.fromkeys(parts))
+        _kept_classes[type(value)] = cls
+    value.__class__ = cls
+    vars(value).update(read)
+    return value
+
+
 class Exports:
     """The exports of one instance: `exports(interface, name, *args)` calls one."""
 
@@ -136,6 +211,10 @@ class Exports:
             func = self._instance.get_func(self._store, self._runtime.export(interface, name))
             if func is None:
                 raise LookupError(f"the component does not export {interface}#{name}")
+            func_type = self._runtime.func_type(interface, name, func, self._store)
+            if func_type is not None:
+                # Func.__call__ asks `self.type(store)` for the type it converts by.
+                setattr(func, "type", lambda store: func_type)
             self._funcs[(interface, name)] = func
         try:
             return func(self._store, *args)

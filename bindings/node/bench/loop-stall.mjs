@@ -1,0 +1,106 @@
+// How long the event loop waits while the metis-memory package works: a probe schedules
+// setImmediate after setImmediate and records the longest gap between two of them (the
+// loop's worst stall) while the calls run. scripts/bench-loop runs it against the
+// installed package ($METIS_BENCH_NODE_PACKAGE, its directory, else `metis-memory` as
+// installed beside this file) and writes BENCHMARKS.md's section from what it prints (one
+// JSON object a line).
+//
+// Usage: node loop-stall.mjs MODE [RUNS]
+//   first    the process's first call (a read, which loads and compiles the component),
+//            in this fresh process
+//   async    RUNS times, each on a fresh workspace: the probe while a 200 ms timer runs
+//            out ("control": the stalls this machine makes on its own, measured between
+//            the others), 40 adds one after another ("adds"), then 20 tool-call adds of
+//            one session at once, by Promise.all ("session")
+// Each case but the control runs twice: with the probe (the stall, and the time taken)
+// and without it ("alone_ms").
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
+
+const ADDS = 40;
+const SESSION_ADDS = 20;
+
+const [mode, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg ?? 10);
+const where = process.env.METIS_BENCH_NODE_PACKAGE;
+const { openWorkspace } = await import(where ? pathToFileURL(path.join(where, "index.js")).href : "metis-memory");
+const info = { node: process.versions.node };
+
+/** Runs `work` with the probe going: its worst gap (ms), how many turns the loop made, and
+ * how long `work` took (ms). */
+async function probed(work) {
+  let worst = 0;
+  let turns = 0;
+  let done = false;
+  let finish;
+  const finished = new Promise((resolve) => (finish = resolve));
+  let last = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    turns += 1;
+    last = now;
+    if (done) finish();
+    else setImmediate(tick);
+  };
+  setImmediate(tick);
+  const start = performance.now();
+  await work();
+  const took = performance.now() - start;
+  // The probe's next turn ends the gap the work's last step made.
+  done = true;
+  await finished;
+  return { stall_ms: worst, turns, took_ms: took };
+}
+
+async function timed(work) {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+function freshWorkspace() {
+  return openWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), "metis-loop-")));
+}
+
+const print = (result) => console.log(JSON.stringify(result));
+
+if (mode === "first") {
+  const ws = freshWorkspace();
+  print({ mode, ...info, ...(await probed(() => ws.read("MEMORY.md"))) });
+} else if (mode === "async") {
+  for (let run = 0; run < runs; run++) {
+    print({ mode, case: "control", ...info, ...(await probed(() => sleep(200))) });
+    const ws = freshWorkspace();
+    // The component compiled and every path run once, as in a host that has been up.
+    await ws.addEntry("MEMORY.md", "- warm");
+    const warm = ws.session();
+    await warm.systemPrompt("");
+    await warm.callTool("memory_add", { file: "USER.md", entry: "- warm" });
+    const session = ws.session();
+    const cases = {
+      adds: async () => {
+        for (let i = 0; i < ADDS; i++) await ws.addEntry("MEMORY.md", `- entry ${i}`);
+      },
+      session: () =>
+        Promise.all(
+          Array.from({ length: SESSION_ADDS }, (_, i) =>
+            session.callTool("memory_add", { file: "USER.md", entry: `- fact ${i}` }),
+          ),
+        ),
+    };
+    for (const [name, work] of Object.entries(cases)) {
+      const result = await probed(work);
+      result.alone_ms = await timed(work);
+      print({ mode, case: name, ...info, ...result });
+    }
+  }
+} else {
+  console.error("usage: node loop-stall.mjs first|async [RUNS]");
+  process.exit(2);
+}
