@@ -1,8 +1,9 @@
-//! `metis-memory sync`: memory through git without losing a write. It commits the memory
-//! files, fetches, merges the upstream branch (the merge driver merges the memory files by
-//! entry) and pushes; every step that touches the work tree runs under the store's write
-//! hold, so an agent's write waits for it (or is refused `busy`, retryable) and never
-//! lands while git rewrites the file. Fetching and pushing touch no work tree and run
+//! `metis-memory sync`: memory through git without losing a write. It fetches, commits the
+//! memory files, merges the upstream branch (the merge driver merges the memory files by
+//! entry) and pushes; the commit and the merge run under one store write hold, so an
+//! agent's write waits for them (or is refused `busy`, retryable) and never lands while git
+//! rewrites the file, nor between the commit and the merge (where it would be a local
+//! change the merge refuses to overwrite). Fetching and pushing touch no work tree and run
 //! without the hold, so agents wait only for local steps.
 
 use std::path::{Path, PathBuf};
@@ -50,15 +51,21 @@ pub fn sync(ws: &Workspace, push: bool) -> Result<Synced, Failure> {
         upstream,
         ..Synced::default()
     };
-    synced.committed = commit_memory(ws, &top)?;
     for attempt in 1..=PUSH_ATTEMPTS {
         run(&top, &["fetch", "--quiet"], None)?;
+        // The commit and the merge under one hold: an add between them would be a local
+        // change the merge refuses to overwrite.
+        let mut hold = hold_writes(ws)?;
+        for file in commit_memory(ws, &top, hold.as_mut())? {
+            if !synced.committed.contains(&file) {
+                synced.committed.push(file);
+            }
+        }
         let before = git_text(&top, &["rev-parse", "HEAD"])?;
-        let mut hold = ws.hold_writes()?;
         run(
             &top,
             &["merge", "--no-edit", "--quiet", &synced.upstream],
-            Some(&mut hold),
+            hold.as_mut(),
         )?;
         drop(hold);
         synced.merged |= git_text(&top, &["rev-parse", "HEAD"])? != before;
@@ -78,16 +85,23 @@ pub fn sync(ws: &Workspace, push: bool) -> Result<Synced, Failure> {
     Ok(synced)
 }
 
-/// Commits the memory files that changed, under the hold: what is committed is exactly
+/// The store's write hold on the workspace; `None` where there is no `.metis/` (no
+/// memory to hold, but the branch still syncs).
+fn hold_writes(ws: &Workspace) -> Result<Option<WriteHold>, Failure> {
+    match ws.hold_writes() {
+        Ok(hold) => Ok(Some(hold)),
+        Err(metis_memory::Error::Workspace(_)) if !ws.metis_dir().exists() => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Commits the memory files that changed, under `hold`: what is committed is exactly
 /// what is on disk, and nothing else staged is committed with it.
-fn commit_memory(ws: &Workspace, top: &Path) -> Result<Vec<String>, Failure> {
-    let hold = ws.hold_writes();
-    let mut hold = match hold {
-        Ok(hold) => hold,
-        // No `.metis/` here: no memory to commit, but the branch still syncs.
-        Err(metis_memory::Error::Workspace(_)) if !ws.metis_dir().exists() => return Ok(Vec::new()),
-        Err(error) => return Err(error.into()),
-    };
+fn commit_memory(
+    ws: &Workspace,
+    top: &Path,
+    mut hold: Option<&mut WriteHold>,
+) -> Result<Vec<String>, Failure> {
     let mut changed = Vec::new();
     for file in ws.memory_files() {
         let Some(path) = ws.file_path(file) else {
@@ -111,7 +125,7 @@ fn commit_memory(ws: &Workspace, top: &Path) -> Result<Vec<String>, Failure> {
     if !changed.is_empty() {
         let mut add = vec!["add", "--"];
         add.extend(changed.iter().map(String::as_str));
-        run(top, &add, Some(&mut hold))?;
+        run(top, &add, hold.as_deref_mut())?;
         let mut commit = vec![
             "commit",
             "--quiet",
@@ -121,7 +135,7 @@ fn commit_memory(ws: &Workspace, top: &Path) -> Result<Vec<String>, Failure> {
             "--",
         ];
         commit.extend(changed.iter().map(String::as_str));
-        run(top, &commit, Some(&mut hold))?;
+        run(top, &commit, hold.as_deref_mut())?;
     }
     Ok(changed)
 }

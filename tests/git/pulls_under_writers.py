@@ -40,6 +40,9 @@ Per mode, in a fresh temporary directory (kept with --keep, and whenever the run
     autostash         git pull --no-rebase --autostash --no-edit
     stash-pop         git stash; git pull --no-rebase --no-edit; git stash pop
     rebase-autostash  git pull --rebase --autostash
+    sync              metis-memory sync (it commits, fetches, merges and pushes itself,
+                      under the store's write hold): held to more, nothing may even be
+                      listed by recover
   A command that fails is counted by its reason and the person carries on.
 - Budgets (150 adds per agent, 80 team entries) keep the file under its 4096-byte hard
   cap whatever --operations or a slow machine make of the run; a default run makes about
@@ -112,7 +115,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MODES = ["merge", "autostash", "stash-pop", "rebase-autostash"]
+MODES = ["merge", "autostash", "stash-pop", "rebase-autostash", "sync"]
 MEMORY = ".metis/MEMORY.md"
 SEEDS = 20
 AGENTS = ["A", "B"]
@@ -406,6 +409,14 @@ class Mode:
         for op in range(self.operations):
             time.sleep(rng.uniform(0.2, 0.8))
             started = time.monotonic()
+            if self.mode == "sync":
+                out = self.metis(self.mine, "sync")
+                with self.lock:
+                    self.fig.pulls += 1
+                    if out.returncode != 0:
+                        self.fig.pull_failures[git_failure_reason(out.stdout + out.stderr)] += 1
+                self.settle(started)
+                continue
             if rng.random() < 0.4:
                 self.commit_and_push(f"mine {op}")
             if self.mode == "merge":
@@ -809,7 +820,11 @@ def main() -> int:
         summary += f", {end_failures} missing at the end checks"
     if harness_error:
         summary += f"; HARNESS ERROR: {harness_error}"
-    failed = bool(lost or end_failures or destroyed or harness_error)
+    # sync is the path that loses nothing: not even an add left for recover to list.
+    listed_in_sync = sum(len(f.listed) for f in results if f.mode == "sync")
+    if listed_in_sync:
+        summary += f", {listed_in_sync} listed by recover under sync"
+    failed = bool(lost or end_failures or destroyed or harness_error or listed_in_sync)
     if args.keep or failed:
         # Each mode's log.txt has every command with its times and output.
         print(f"kept {top}", flush=True)
