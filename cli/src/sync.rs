@@ -135,7 +135,7 @@ fn commit_memory(
             "--",
         ];
         commit.extend(changed.iter().map(String::as_str));
-        run(top, &commit, hold.as_deref_mut())?;
+        run(top, &commit, hold)?;
     }
     Ok(changed)
 }
