@@ -65,25 +65,7 @@ impl Repo {
     }
 
     fn clone(&self, dir: &Path) -> Repo {
-        let out = git_in(
-            self.dir.parent().unwrap(),
-            &[
-                "clone",
-                "-q",
-                self.dir.to_str().unwrap(),
-                dir.to_str().unwrap(),
-            ],
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let repo = Repo {
-            dir: dir.to_owned(),
-        };
-        repo.configure();
-        repo
+        Repo::clone_of(&self.dir, dir)
     }
 
     /// The driver's configuration lives in each clone's `.git/config`, never in what is

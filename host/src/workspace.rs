@@ -218,16 +218,9 @@ impl Workspace {
     /// Appends `entry` (stripped) as its own line.
     pub fn add_entry(&self, file: MemoryFile, entry: &str) -> Result<WriteResult, Error> {
         let added = Some(metis_memory_core::python_strip(entry));
-        self.next_to_git(
-            file,
-            added,
-            |_| true,
-            || {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_add_entry(store, file, entry)
-                })
-            },
-        )
+        self.write(file, added, |api, store| {
+            api.call_add_entry(store, file, entry)
+        })
     }
 
     /// Replaces the single occurrence of `old_text` with `new_text`.
@@ -237,30 +230,16 @@ impl Workspace {
         old_text: &str,
         new_text: &str,
     ) -> Result<WriteResult, Error> {
-        self.next_to_git(
-            file,
-            None,
-            |_| true,
-            || {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_replace(store, file, old_text, new_text)
-                })
-            },
-        )
+        self.write(file, None, |api, store| {
+            api.call_replace(store, file, old_text, new_text)
+        })
     }
 
     /// Makes `content` the whole file.
     pub fn consolidate(&self, file: MemoryFile, content: &str) -> Result<WriteResult, Error> {
-        self.next_to_git(
-            file,
-            None,
-            |_| true,
-            || {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_consolidate(store, file, content)
-                })
-            },
-        )
+        self.write(file, None, |api, store| {
+            api.call_consolidate(store, file, content)
+        })
     }
 
     /// Makes `content` the whole file, only if the file's SHA-256 is still
@@ -273,16 +252,9 @@ impl Workspace {
         content: &str,
         expected_hash: &str,
     ) -> Result<WriteResult, Error> {
-        self.next_to_git(
-            file,
-            None,
-            |_| true,
-            || {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_consolidate_if_unchanged(store, file, content, expected_hash)
-                })
-            },
-        )
+        self.write(file, None, |api, store| {
+            api.call_consolidate_if_unchanged(store, file, content, expected_hash)
+        })
     }
 
     /// `edit`, refused with [`StoreError::Poisoned`] (nothing written) if the memory
@@ -293,16 +265,9 @@ impl Workspace {
             Edit::AddEntry(entry) => Some(metis_memory_core::python_strip(entry)),
             _ => None,
         };
-        self.next_to_git(
-            file,
-            added,
-            |_| true,
-            || {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_write_scanned(store, file, edit)
-                })
-            },
-        )
+        self.write(file, added, |api, store| {
+            api.call_write_scanned(store, file, edit)
+        })
     }
 
     /// The size above which a write is flagged over the soft cap.
@@ -503,6 +468,21 @@ impl Workspace {
             (Err(Error::Tool(_)), Some(outcome)) => Ok(outcome),
             (outcome, _) => outcome,
         }
+    }
+
+    /// A `store` write to `file` (`added`: the entry, if an add), next to git.
+    fn write<T>(
+        &self,
+        file: MemoryFile,
+        added: Option<&str>,
+        op: impl Fn(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
+    ) -> Result<T, Error> {
+        self.next_to_git(
+            file,
+            added,
+            |_| true,
+            || self.call(Access::Write, file, &op),
+        )
     }
 
     /// The file a tool call writes and, for an add, its entry (stripped); `None` for a
