@@ -393,6 +393,38 @@ fn a_side_the_driver_cannot_read_leaves_ours_untouched() {
     assert_eq!(names.len(), 3, "the driver left a file behind: {names:?}");
 }
 
+/// On a full disk (a full tmpfs, ENOSPC on every write) the driver cannot write its
+/// result beside `%A`: it exits 129, which git takes as a failed merge, and `%A` is as it
+/// was, with nothing of the driver's left beside it.
+#[test]
+fn a_driver_on_a_full_disk_abandons_the_merge_and_leaves_ours_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = dir.path().join("sides");
+    std::fs::create_dir(&sides).unwrap();
+    std::fs::write(sides.join("base"), "- a\n").unwrap();
+    std::fs::write(sides.join("ours"), "- a\n- ours\n").unwrap();
+    std::fs::write(sides.join("theirs"), "- a\n- theirs\n").unwrap();
+    let under = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/surfaces/under");
+    let script = format!(
+        "cd '{}' && '{BIN}' merge base ours theirs --path .metis/MEMORY.md; s=$?; \
+         cat ours; ls -A; exit $s",
+        sides.display()
+    );
+    let out = Command::new(under)
+        .args(["full-disk", sides.to_str().unwrap(), "sh", "-c", &script])
+        .output()
+        .unwrap();
+    if out.status.code() == Some(77) {
+        eprintln!("skipped: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(129), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("- a\n- ours\n"), "{said}");
+    let names: Vec<&str> = said.lines().skip(2).collect();
+    assert_eq!(names, [".filler", "base", "ours", "theirs"], "{said}");
+}
+
 /// A file a merge left conflicted is an audit finding: kept out of the prompt (the default
 /// `omit`), refused by the memory tools, found by `audit`; a person resolves it. Before,
 /// the prompt showed both sides and a `memory_add` appended to the conflicted file.
