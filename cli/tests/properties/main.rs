@@ -243,6 +243,37 @@ fn tool_calls_match_the_model() {
     );
 }
 
+/// A case random runs found: a person's hostile text (hidden characters) in USER.md, then a
+/// tool's replace whose text forms a phrase where it meets the file's. The refusal blames
+/// the phrase the call brings, ahead of the characters the file held before it.
+#[test]
+fn a_phrase_at_the_seam_is_blamed_on_the_call_before_characters_held_before() {
+    use scanned::{Pick, ScanStep};
+    let steps = [
+        ScanStep::Consolidate(
+            MemoryFile::User,
+            vec![
+                Pick::Benign(2951363391665299659),
+                Pick::Benign(2826017540757788303),
+            ],
+        ),
+        ScanStep::Person(MemoryFile::User, 2263981891115315674),
+        ScanStep::Replace(
+            MemoryFile::User,
+            765363131088976962,
+            Pick::Benign(13391719645807406896),
+        ),
+    ];
+    let mut fig = ScanFigures::default();
+    scan_case(
+        &TestWorkspace::new(),
+        ScanPolicy::default(),
+        &steps,
+        &mut fig,
+    )
+    .unwrap();
+}
+
 #[test]
 fn scanned_tool_calls_refuse_hostile_text_and_write_the_rest() {
     let figures = RefCell::new(ScanFigures::default());

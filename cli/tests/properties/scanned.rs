@@ -362,7 +362,13 @@ pub(crate) fn scan_case(
                         hostile_id == id && !occurrences(held_before, strip(hostile)).is_empty()
                     })
                 });
-                let blamed_on_the_call = all_held && active.contains(&rule.as_str());
+                // A finding the call brings: a hostile text of its own, or a phrase its
+                // text forms where it meets the file's (the refusal says so).
+                let at_the_seam = error
+                    .message
+                    .contains("where the text this call adds meets");
+                let blamed_on_the_call =
+                    all_held && (active.contains(&rule.as_str()) || at_the_seam);
                 if !characters.is_empty() && !blamed_on_the_call {
                     // The characters part comes first by precedence: one of the hidden
                     // characters present must be what it names.
