@@ -20,6 +20,10 @@ use crate::failure::Failure;
 const RENEW_EVERY: Duration = Duration::from_millis(500);
 /// How often a running git is looked at.
 const POLL: Duration = Duration::from_millis(10);
+/// The longest a git command may run while agents' writes are held: one that runs longer
+/// (a hook waiting for input, a signing prompt) is stopped, so that no write waits on it
+/// for ever.
+const HELD_AT_MOST: Duration = Duration::from_secs(120);
 /// How many times a push another clone beat is fetched, merged and pushed again.
 const PUSH_ATTEMPTS: u32 = 3;
 
@@ -171,8 +175,14 @@ fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<()
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| refused(format!("cannot run git: {e}")))?;
+    // Read as git writes: a git (or a hook) writing more than a pipe holds would
+    // otherwise wait for us for ever, and we for it, holding every write.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let started = Instant::now();
     let mut renewed = Instant::now();
     let mut lost = None;
+    let mut stopped = false;
     loop {
         if child
             .try_wait()
@@ -180,6 +190,10 @@ fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<()
             .is_some()
         {
             break;
+        }
+        if hold.is_some() && !stopped && started.elapsed() >= HELD_AT_MOST {
+            let _ = child.kill();
+            stopped = true;
         }
         if let Some(hold) = hold.as_deref_mut()
             && renewed.elapsed() >= RENEW_EVERY
@@ -189,9 +203,22 @@ fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<()
         }
         std::thread::sleep(POLL);
     }
-    let out = child
-        .wait_with_output()
+    let status = child
+        .wait()
         .map_err(|e| refused(format!("git {}: {e}", args[0])))?;
+    let out = std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    if stopped {
+        return Err(refused(format!(
+            "git {} ran over {} s while agents' writes were held, and was stopped; \
+             check `git status` (a merge may be left to finish or abort)",
+            args[0],
+            HELD_AT_MOST.as_secs()
+        )));
+    }
     if let Some(error) = lost {
         return Err(refused(format!(
             "the store's write hold was lost while git {} ran ({error}); an agent's write may have \
@@ -210,6 +237,17 @@ fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<()
     Err(Failure::Cli {
         kind: "git",
         message: format!("git {} failed: {said}", args[0]),
+    })
+}
+
+/// Everything `pipe` gives, read on a thread of its own.
+fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
     })
 }
 

@@ -868,4 +868,86 @@ mod next_to_git {
         assert_eq!(t.bytes(M).unwrap(), b"- base\n- waited\n");
         assert_eq!(t.metis_names(), ["MEMORY.md"]);
     }
+
+    /// A journal planted in the clone's git directory (a repository received whole): a
+    /// link is never followed (an append through it wrote an agent's entry into the
+    /// person's shell rc file) and a FIFO never waited on (the add hung unacknowledged).
+    #[test]
+    fn a_planted_journal_is_neither_followed_nor_waited_on() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, ws) = committed(root.path());
+        let canonical = std::fs::canonicalize(&repo.dir).unwrap().join(".metis");
+        let key = common::sha256_hex(canonical.to_string_lossy().as_bytes());
+        let dir = repo.dir.join(".git/metis-memory");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        let journal = dir.join(format!("adds-{}", &key[..16]));
+        let rc = root.path().join("bashrc");
+        std::fs::write(&rc, "# the person's own\n").unwrap();
+        std::os::unix::fs::symlink(&rc, &journal).unwrap();
+        ws.add_entry(M, "- x; echo PWNED").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&rc).unwrap(),
+            "# the person's own\n"
+        );
+        std::fs::remove_file(&journal).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&journal)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        ws.add_entry(M, "- after the fifo").unwrap();
+        assert!(ws.lost_adds().is_empty());
+        assert_eq!(
+            repo.text("MEMORY.md"),
+            "- base\n- x; echo PWNED\n- after the fifo\n"
+        );
+    }
+
+    /// A hook that writes more than a pipe holds: `sync` reads git's output as it comes,
+    /// so git finishes and the hold is released. Before, git waited on a full pipe and
+    /// sync on git, holding every agent's write for ever.
+    #[test]
+    fn sync_reads_what_git_writes_and_a_chatty_hook_does_not_hang_it() {
+        let root = tempfile::tempdir().unwrap();
+        let origin = root.path().join("origin.git");
+        let first = Repo::new(&root.path().join("first"));
+        first.put("MEMORY.md", "- base\n");
+        first.commit("memory");
+        super::git_in(
+            root.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                first.dir.to_str().unwrap(),
+                origin.to_str().unwrap(),
+            ],
+        );
+        first.ok(&["remote", "add", "origin", origin.to_str().unwrap()]);
+        first.ok(&["fetch", "-q", "origin"]);
+        first.ok(&["branch", "-q", "--set-upstream-to=origin/main"]);
+        let hook = first.dir.join(".git/hooks/pre-commit");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\nhead -c 200000 /dev/zero | tr '\\0' x >&2\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        Workspace::open(&first.dir).add_entry(M, "- added").unwrap();
+        // Bounded from outside, so that a hang fails the test instead of stalling it.
+        let out = common::git_sandboxed(
+            std::process::Command::new("timeout")
+                .args(["60", BIN, "--workspace"])
+                .arg(&first.dir)
+                .args(["sync", "--no-push"]),
+        )
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let clean = first.ok(&["status", "--porcelain"]);
+        assert_eq!(String::from_utf8_lossy(&clean.stdout), "");
+    }
 }

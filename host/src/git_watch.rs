@@ -99,7 +99,7 @@ impl GitDir {
     /// The acknowledged adds journaled for this workspace, oldest first.
     pub fn journal(&self) -> Vec<JournalEntry> {
         let mut text = String::new();
-        let read = File::open(&self.journal)
+        let read = open_journal(OpenOptions::new().read(true), &self.journal)
             .and_then(|file| file.take(JOURNAL_LIMIT).read_to_string(&mut text));
         if read.is_err() {
             return Vec::new();
@@ -122,12 +122,14 @@ impl GitDir {
         if !self.journal_is_private() {
             return;
         }
-        let appended = private_file(OpenOptions::new().create(true).append(true))
-            .open(&self.journal)
-            .and_then(|mut journal| {
-                journal.write_all(line.as_bytes())?;
-                journal.metadata()
-            });
+        let appended = open_journal(
+            private_file(OpenOptions::new().create(true).append(true)),
+            &self.journal,
+        )
+        .and_then(|mut journal| {
+            journal.write_all(line.as_bytes())?;
+            journal.metadata()
+        });
         // Kept short: rewritten with its newest adds once it holds twice as many.
         if appended.is_ok_and(|meta| meta.len() > JOURNAL_REWRITE_BYTES) {
             let journal = self.journal();
@@ -185,7 +187,8 @@ impl GitDir {
         match builder.create(dir) {
             Ok(()) => true,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                owned_by_me(dir) && fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir())
+                owned_by_me(dir)
+                    && fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir() && private(&meta))
             }
             Err(_) => false,
         }
@@ -219,6 +222,19 @@ fn git_dir_at(dir: &Path) -> Option<PathBuf> {
     fs::metadata(&path).ok()?.is_dir().then_some(path)
 }
 
+/// Whether no one but its owner may read, write or enter it.
+fn private(meta: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o077 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
 /// Whether `path` (not followed if a link) belongs to this process's effective user.
 fn owned_by_me(path: &Path) -> bool {
     #[cfg(unix)]
@@ -232,6 +248,33 @@ fn owned_by_me(path: &Path) -> bool {
     {
         let _ = path;
         true
+    }
+}
+
+/// The journal at `path`, opened with `options`, only if it is what this host makes: a
+/// regular file of this user's, with one link, that no one else may read. A link is
+/// never followed and a FIFO never waited on: a repository received whole (a tarball, a
+/// copy) may hold a planted `.git/metis-memory/adds-…`, and an append through a link
+/// would write an agent's entry into any file of this user's (a shell's rc file).
+fn open_journal(options: &mut OpenOptions, path: &Path) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        let file = options.open(path)?;
+        let meta = file.metadata()?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let ours =
+            meta.is_file() && meta.uid() == euid && meta.nlink() == 1 && meta.mode() & 0o077 == 0;
+        if !ours {
+            return Err(std::io::Error::other("not a journal this user made"));
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        options.open(path)
     }
 }
 
