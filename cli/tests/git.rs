@@ -774,28 +774,27 @@ mod next_to_git {
         assert_eq!(error, StoreError::Busy);
     }
 
+    /// A repository `first` whose MEMORY.md holds `- base`, pushed to a bare `origin.git`
+    /// that `main` tracks.
+    fn published(root: &std::path::Path) -> (Repo, std::path::PathBuf) {
+        let origin = root.join("origin.git");
+        let first = Repo::new(&root.join("first"));
+        first.put("MEMORY.md", "- base\n");
+        first.commit("memory");
+        let (from, to) = (first.dir.to_str().unwrap(), origin.to_str().unwrap());
+        super::git_in(root, &["clone", "-q", "--bare", from, to]);
+        first.ok(&["remote", "add", "origin", to]);
+        first.ok(&["fetch", "-q", "origin"]);
+        first.ok(&["branch", "-q", "--set-upstream-to=origin/main"]);
+        (first, origin)
+    }
+
     /// `sync` commits what agents added, merges what another clone pushed (by entry), and
     /// pushes: both clones' entries end in both clones and the remote.
     #[test]
     fn sync_commits_merges_by_entry_and_pushes() {
         let root = tempfile::tempdir().unwrap();
-        let origin = root.path().join("origin.git");
-        let first = Repo::new(&root.path().join("first"));
-        first.put("MEMORY.md", "- base\n");
-        first.commit("memory");
-        super::git_in(
-            root.path(),
-            &[
-                "clone",
-                "-q",
-                "--bare",
-                first.dir.to_str().unwrap(),
-                origin.to_str().unwrap(),
-            ],
-        );
-        first.ok(&["remote", "add", "origin", origin.to_str().unwrap()]);
-        first.ok(&["fetch", "-q", "origin"]);
-        first.ok(&["branch", "-q", "--set-upstream-to=origin/main"]);
+        let (first, origin) = published(root.path());
         let other = Repo::clone_of(&origin, &root.path().join("other"));
         other.put("MEMORY.md", "- base\n- from the other clone\n");
         other.commit("other");
@@ -911,23 +910,7 @@ mod next_to_git {
     #[test]
     fn sync_reads_what_git_writes_and_a_chatty_hook_does_not_hang_it() {
         let root = tempfile::tempdir().unwrap();
-        let origin = root.path().join("origin.git");
-        let first = Repo::new(&root.path().join("first"));
-        first.put("MEMORY.md", "- base\n");
-        first.commit("memory");
-        super::git_in(
-            root.path(),
-            &[
-                "clone",
-                "-q",
-                "--bare",
-                first.dir.to_str().unwrap(),
-                origin.to_str().unwrap(),
-            ],
-        );
-        first.ok(&["remote", "add", "origin", origin.to_str().unwrap()]);
-        first.ok(&["fetch", "-q", "origin"]);
-        first.ok(&["branch", "-q", "--set-upstream-to=origin/main"]);
+        let (first, _) = published(root.path());
         let hook = first.dir.join(".git/hooks/pre-commit");
         std::fs::write(
             &hook,
