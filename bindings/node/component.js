@@ -4,7 +4,7 @@
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import { Worker, isMainThread } from "node:worker_threads";
 import { meterCoreModule } from "./meter.js";
 import { readdir, readFile } from "node:fs/promises";
 import { TrapError } from "./errors.js";
@@ -57,10 +57,14 @@ import(workerData.meter).then(({ meterCoreModule }) => {
 
 /** The guest's core module metered (meter.js) on a worker thread: metering walks every
  * instruction of half a megabyte of code, some 16 ms of JavaScript that on this thread
- * would hold up every timer and I/O callback of the process during the first call. Where
+ * would hold up every timer and I/O callback of the process during the first call (on the
+ * worker thread that owns the instances, worker.js, it is metered there). Where
  * a worker cannot be had (or fails), it is metered here instead, as before, which also
  * raises meter.js's own error for a module it refuses. */
 async function meterOffThread(bytes, memoryBytes) {
+  // On the thread that owns the instances (worker.js), already off the loop's: here, so
+  // that no third thread competes with the two for the cores.
+  if (!isMainThread) return meterCoreModule(bytes, memoryBytes);
   try {
     return await new Promise((resolve, reject) => {
       const worker = new Worker(METER_THREAD, {

@@ -6,7 +6,9 @@
 // Reads, and every call of a `readOnly` workspace, see `.metis/` through a read-only
 // pre-open (read-only.js). A session (session.js) keeps what the component decides a
 // conversation has seen between calls. With global user memory on (`globalUser`), the
-// user's own `.metis/` is pre-opened beside the workspace's (global-user.js).
+// user's own `.metis/` is pre-opened beside the workspace's (global-user.js). Every call's
+// work runs on a worker thread that owns the instances (worker.js), each call posted there
+// in the order made (remote.js).
 
 import fs from "node:fs";
 
@@ -16,4 +18,4 @@ export const version = JSON.parse(fs.readFileSync(new URL("./package.json", impo
 
 export { MemoryError, StoreError, HardCapExceededError, EmptyEntryError, NothingToReplaceError, NotFoundError, NotUniqueError, InvalidUtf8Error, NotARegularFileError, BusyError, IoError, ReadOnlyError, FileTooLargeError, InsufficientSpaceError, ChangedError, FlaggedError, TooLargeError, PoisonedError, UnsyncedError, ToolError, TrapError, WorkspaceError } from "./errors.js";
 export { DEFAULT_LIMITS } from "./component.js";
-export { openWorkspace } from "./workspace.js";
+export { openWorkspace } from "./remote.js";

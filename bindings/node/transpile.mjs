@@ -22,7 +22,7 @@ const { files } = await transpile(component, {
   emitTypescriptDeclarations: false,
 });
 const js = Object.keys(files).find((name) => name.endsWith(".js"));
-files[js] = new TextEncoder().encode(withoutThrowingProbes(new TextDecoder().decode(files[js])));
+files[js] = new TextEncoder().encode(withQuietDebugLog(withoutThrowingProbes(new TextDecoder().decode(files[js]))));
 await writeFiles(files);
 
 /** jco's instantiation tries `WebAssembly.promising` (JSPI) on nine exports, each in a
@@ -43,4 +43,18 @@ function withoutThrowingProbes(code) {
     throw new Error(`expected jco's WebAssembly.promising probes only, found ${rewritten} probes in ${calls} calls`);
   }
   return out;
+}
+
+/** jco's `_debugLog`, called some 200 times a call, reads `process.env.JCO_DEBUG` on every
+ * call: a lookup in the process's environment each time (locked, on a worker thread),
+ * about 0.3 ms of a 5 ms write in a profile of this package's worker. Read once, when the
+ * module loads, it does the same for a process that sets it before starting. */
+function withQuietDebugLog(code) {
+  const slow = `  const _debugLog = (...args) => {
+    if (!globalThis?.process?.env?.JCO_DEBUG) { return; }
+    console.debug(...args);
+  };`;
+  const found = code.split(slow).length - 1;
+  if (found !== 1) throw new Error(`expected jco's _debugLog once, found it ${found} times`);
+  return code.replace(slow, "  const _debugLog = globalThis?.process?.env?.JCO_DEBUG ? (...args) => console.debug(...args) : () => {};");
 }

@@ -1,4 +1,6 @@
-// The workspace: the component instantiated around the workspace's `.metis/`, opened and
+// The workspace, as it runs on the worker thread that owns its instances (worker.js; the
+// package's `openWorkspace` is remote.js's, which posts each call there): the component
+// instantiated around the workspace's `.metis/`, opened and
 // checked first (preopen.js), and with global user memory on, the user's own `.metis/`
 // beside it (global-user.js); a fresh instance for each write, with an owner token of its
 // own for the clean-up after a trap, and one kept for reads, dropped after a trap, past
@@ -46,7 +48,9 @@ const KEPT_MEMORY_BYTES = 8 << 20;
 /** How many times a write is run again after its `.metis/` vanished under it. */
 const VANISHED_RETRIES = 3;
 
-class Workspace {
+/** The workspace as it runs on the thread that owns its instances (worker.js); the
+ * package's `openWorkspace` hands out a proxy for it (remote.js). */
+export class Workspace {
   #root;
   #followMetisLink;
   #readOnly;
@@ -660,11 +664,11 @@ class Workspace {
 let lastTurn = Promise.resolve();
 
 /** A turn of the event loop of its own for the next call: one after the turn of every
- * call made before it. A call's work runs on this thread in one synchronous step (jco's
- * instantiation, the component, preview2-shim's file system), so without its own turn a
- * caller awaiting call after call, or many calls made at once, would keep every timer and
- * I/O callback of the process waiting until the last one returned. Calls still run in the
- * order they were made. */
+ * call made before it. A call's work runs in one synchronous step (jco's instantiation,
+ * the component, preview2-shim's file system) on the worker thread that owns the
+ * instances (worker.js, remote.js), so the caller's loop turns meanwhile; here it keeps
+ * that thread's own messages (the next calls posted) flowing between calls. Calls still
+ * run in the order they were made. */
 function nextTurn() {
   lastTurn = lastTurn.then(() => loopTurn());
   return lastTurn;

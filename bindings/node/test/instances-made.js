@@ -1,4 +1,7 @@
-// A test helper: how many guest instances a piece of work makes.
+// A test helper: how many guest instances a piece of work makes: on the package's worker
+// thread, which owns them (hook-channel.js), and on this one.
+
+import { countingInstances } from "./hook-channel.js";
 
 /** Counts the guest instances made while `f` runs: its core module is the one meter.js
  * gave a `metis_fuel` export. */
@@ -13,8 +16,8 @@ export async function instancesMade(f) {
     },
   });
   try {
-    const value = await f();
-    return { value, made };
+    const counted = await countingInstances(f);
+    return { value: counted.value, made: made + counted.made };
   } finally {
     WebAssembly.Instance = Instance;
   }

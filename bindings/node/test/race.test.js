@@ -172,19 +172,24 @@ test(
 const WITHOUT_PROC = `
 import fs from "node:fs";
 import path from "node:path";
-import { filesystem } from "@bytecodealliance/preview2-shim";
 const { openWorkspace } = await import(${JSON.stringify(import.meta.resolve("metis-memory"))});
+const { withHook } = await import(${JSON.stringify(new URL("./shim-hooks.js", import.meta.url).href)});
 const [root, open] = process.argv.slice(1);
 let shimCalls = 0;
-const openAt = filesystem.types.Descriptor.prototype.openAt;
-filesystem.types.Descriptor.prototype.openAt = function (...args) {
-  shimCalls++;
-  return openAt.apply(this, args);
-};
-const ws = openWorkspace(root);
-await ws.addEntry("USER.md", "- written without /proc");
-const read = await ws.read("USER.md");
-const readOnly = await openWorkspace(root, { readOnly: true }).read("USER.md");
+// preview2-shim's own openAt, on the package's worker thread (shim-hooks.js).
+const { read, readOnly } = await withHook(
+  function (name, args, call) {
+    if (name === "openAt" && this.of === "shim") shimCalls++;
+    return call();
+  },
+  async () => {
+    const ws = openWorkspace(root);
+    await ws.addEntry("USER.md", "- written without /proc");
+    const read = await ws.read("USER.md");
+    const readOnly = await openWorkspace(root, { readOnly: true }).read("USER.md");
+    return { read, readOnly };
+  },
+);
 fs.chmodSync(open, 0o777);
 const refused = await openWorkspace(open).addEntry("USER.md", "- x").catch((e) => e.message);
 console.log(JSON.stringify({ proc: fs.existsSync("/proc/self"), read, readOnly, refused, shimCalls, created: fs.readdirSync(open) }));

@@ -3,9 +3,13 @@
 // trap, as a host bug would): preview2-shim's (the same module instance the installed
 // package runs on), which serve a `.metis/` pre-opened by path, and the installed
 // package's pinned-filesystem.js's, which serve one pre-opened as an open directory (on
-// Linux, preopen.js).
+// Linux, preopen.js). The guests run on the package's worker thread, so the methods are
+// wrapped there (worker-hooks.js) and each call is handed to this thread, where `around`
+// runs as it would beside the guest, the worker waiting (hook-channel.js); the methods of
+// this thread's own resources are wrapped too, for anything run here.
 
 import { filesystem } from "@bytecodealliance/preview2-shim";
+import { RemoteDescriptor, withWorkerHook } from "./hook-channel.js";
 
 const pinned = (await import(new URL("./pinned-filesystem.js", import.meta.resolve("metis-memory")).href)).pinnedFilesystem.types;
 
@@ -19,7 +23,7 @@ const prototypes = [
 function describe(arg) {
   if (typeof arg === "string") return JSON.stringify(arg);
   if (arg instanceof Uint8Array) return `<${arg.length} bytes>`;
-  if (arg instanceof filesystem.types.Descriptor || arg instanceof pinned.Descriptor) return "<descriptor>";
+  if (arg instanceof filesystem.types.Descriptor || arg instanceof pinned.Descriptor || arg instanceof RemoteDescriptor) return "<descriptor>";
   if (arg && typeof arg === "object") {
     const on = Object.entries(arg).filter(([, v]) => v === true).map(([k]) => k);
     return `{${on.join(",")}}`;
@@ -42,7 +46,7 @@ export async function withHook(around, f) {
     }
   }
   try {
-    return await f();
+    return await withWorkerHook(around, f);
   } finally {
     for (const [proto, name, original] of saved) proto[name] = original;
   }
