@@ -746,8 +746,9 @@ mod next_to_git {
     }
 
     /// A `.git` file (as a hostile repository may ship) naming a git directory another
-    /// user owns: its markers are still looked at, but no journal of what agents add is
-    /// written there, where that user could read it.
+    /// user owns, or another user's `.git` further up (`/tmp/.git`): not trusted, as git
+    /// does not trust it: no journal of what agents add is written there, where that user
+    /// could read it, and its markers refuse nothing.
     #[test]
     fn no_journal_is_kept_in_a_git_directory_another_user_owns() {
         // SAFETY: geteuid has no preconditions.
@@ -769,9 +770,40 @@ mod next_to_git {
         let ws = Workspace::open(&work);
         ws.add_entry(M, "- private").unwrap();
         assert!(!foreign.join("metis-memory").exists());
-        std::fs::write(foreign.join("MERGE_HEAD"), "0\n").unwrap();
-        let (error, _) = common::store_error(ws.add_entry(M, "- during a merge"));
+        std::fs::write(foreign.join("REBASE_HEAD"), "0\n").unwrap();
+        ws.add_entry(M, "- not refused by another user's markers")
+            .unwrap();
+        // Nor does the look pass an unusable `.git` on to one further up.
+        std::fs::remove_file(work.join(".git")).unwrap();
+        std::fs::rename(&foreign, root.path().join(".git")).unwrap();
+        ws.add_entry(M, "- nor by theirs further up").unwrap();
+    }
+
+    /// A `.git` that is a link is followed, as git follows it; a marker dated ahead of now
+    /// is not trusted for ever.
+    #[test]
+    fn a_linked_git_dir_is_followed_and_a_marker_from_the_future_is_stale() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, _) = committed(root.path());
+        let real = root.path().join("real.git");
+        std::fs::rename(repo.dir.join(".git"), &real).unwrap();
+        std::os::unix::fs::symlink(&real, repo.dir.join(".git")).unwrap();
+        let ws = Workspace::open(&repo.dir);
+        std::fs::write(real.join("REBASE_HEAD"), "0\n").unwrap();
+        let (error, _) = common::store_error(ws.add_entry(M, "- during the rebase"));
         assert_eq!(error, StoreError::Busy);
+        std::fs::remove_file(real.join("REBASE_HEAD")).unwrap();
+        let lock = real.join("index.lock");
+        std::fs::write(&lock, "").unwrap();
+        let ahead = SystemTime::now() + Duration::from_secs(3600 * 24 * 365);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(ahead)
+            .unwrap();
+        ws.add_entry(M, "- a lock dated next year is stale")
+            .unwrap();
     }
 
     /// A repository `first` whose MEMORY.md holds `- base`, pushed to a bare `origin.git`

@@ -30,7 +30,14 @@ impl GitDir {
     /// The git directory of the work tree holding the workspace at `root`, if any.
     pub fn find(root: &Path) -> Option<GitDir> {
         let root = fs::canonicalize(root).ok()?;
-        let path = root.ancestors().find_map(git_dir_at)?;
+        // The first `.git` on the way up is the repository, as git takes it: one that is
+        // not a usable git directory of this user's stops the look, never passes it on
+        // to a directory further up (another user's `/tmp/.git`).
+        let path = root
+            .ancestors()
+            .find(|dir| fs::symlink_metadata(dir.join(".git")).is_ok())
+            .and_then(git_dir_at)
+            .filter(|path| owned_by_me(path))?;
         let key = sha256_hex(root.join(".metis").to_string_lossy().as_bytes());
         let journal = path
             .join("metis-memory")
@@ -50,10 +57,16 @@ impl GitDir {
             .iter()
             .filter_map(|marker| {
                 let meta = fs::symlink_metadata(self.path.join(marker.path)).ok()?;
+                // A date ahead of now (a clock stepped back, a planted marker) counts as
+                // old: no marker may last for ever by being dated in the future.
                 let age = meta
                     .modified()
                     .ok()
-                    .map(|date| now.duration_since(date).unwrap_or_default().as_nanos() as u64);
+                    .map(|date| match now.duration_since(date) {
+                        Ok(age) => age.as_nanos() as u64,
+                        Err(ahead) if ahead.duration() > Duration::from_secs(1) => u64::MAX,
+                        Err(_) => 0,
+                    });
                 Some((marker, age))
             })
             .collect();
@@ -204,9 +217,10 @@ const JOURNAL_REWRITE_BYTES: u64 = 64 << 10;
 /// (a linked worktree's, a submodule's) points at.
 fn git_dir_at(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
-    let meta = fs::symlink_metadata(&dot_git).ok()?;
+    // Followed if a link, as git follows it.
+    let meta = fs::metadata(&dot_git).ok()?;
     if meta.is_dir() {
-        return Some(dot_git);
+        return fs::canonicalize(&dot_git).ok();
     }
     if !meta.is_file() {
         return None;
