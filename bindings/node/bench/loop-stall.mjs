@@ -12,6 +12,11 @@
 //            out ("control": the stalls this machine makes on its own, measured between
 //            the others), 40 adds one after another ("adds"), then 20 tool-call adds of
 //            one session at once, by Promise.all ("session")
+//   neighbour RUNS times: 40 adds one after another while the probe runs in another
+//            process ("neighbour"), and that probe while this process waits 200 ms
+//            ("neighbour-control"): what the adds cost every program on the machine, the
+//            floor for this process's own loop
+//   probe    (run by neighbour) the probe until a line comes on stdin; prints its worst gap
 // Each case but the control runs twice: with the probe (the stall, and the time taken)
 // and without it ("alone_ms").
 
@@ -20,7 +25,10 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { pathToFileURL } from "node:url";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ADDS = 40;
 const SESSION_ADDS = 20;
@@ -28,7 +36,8 @@ const SESSION_ADDS = 20;
 const [mode, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg ?? 10);
 const where = process.env.METIS_BENCH_NODE_PACKAGE;
-const { openWorkspace } = await import(where ? pathToFileURL(path.join(where, "index.js")).href : "metis-memory");
+const { openWorkspace } =
+  mode === "probe" ? {} : await import(where ? pathToFileURL(path.join(where, "index.js")).href : "metis-memory");
 const info = { node: process.versions.node };
 
 /** Runs `work` with the probe going: its worst gap (ms), how many turns the loop made, and
@@ -56,6 +65,24 @@ async function probed(work) {
   done = true;
   await finished;
   return { stall_ms: worst, turns, took_ms: took };
+}
+
+/** Runs `work` while the probe runs in a process of its own (this script's `probe` mode):
+ * that process's worst gap, and how long `work` took. */
+async function probedElsewhere(work) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "probe"], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const next = () => once(lines, "line").then(([line]) => line);
+  if ((await next()) !== "ready") throw new Error("the probe process did not start");
+  const start = performance.now();
+  await work();
+  const took = performance.now() - start;
+  child.stdin.end("stop\n");
+  const { stall_ms } = JSON.parse(await next());
+  await once(child, "exit");
+  return { stall_ms, took_ms: took };
 }
 
 async function timed(work) {
@@ -100,7 +127,30 @@ if (mode === "first") {
       print({ mode, case: name, ...info, ...result });
     }
   }
+} else if (mode === "neighbour") {
+  for (let run = 0; run < runs; run++) {
+    const ws = freshWorkspace();
+    await ws.addEntry("MEMORY.md", "- warm");
+    for (const [name, work] of [
+      ["neighbour-control", () => sleep(200)],
+      ["neighbour", async () => {
+        for (let i = 0; i < ADDS; i++) await ws.addEntry("MEMORY.md", `- entry ${i}`);
+      }],
+    ]) {
+      print({ mode: "async", case: name, ...info, ...(await probedElsewhere(work)) });
+    }
+  }
+} else if (mode === "probe") {
+  // Started by `neighbour`: says it is turning, then turns until told to stop.
+  const lines = createInterface({ input: process.stdin });
+  const stop = once(lines, "line");
+  const result = await probed(async () => {
+    console.log("ready");
+    await stop;
+  });
+  lines.close();
+  print(result);
 } else {
-  console.error("usage: node loop-stall.mjs first|async [RUNS]");
+  console.error("usage: node loop-stall.mjs first|async|neighbour [RUNS]");
   process.exit(2);
 }
