@@ -175,7 +175,7 @@ impl GitDir {
         }
         let temp = self
             .journal
-            .with_extension(format!("{:016x}.tmp", crate::runtime::owner_token()));
+            .with_extension(format!("{:016x}.tmp", crate::token::owner_token()));
         let text: String = entries.iter().map(git::journal_line).collect();
         let written = private_file(OpenOptions::new().create_new(true).write(true))
             .open(&temp)

@@ -6,7 +6,8 @@ use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::Memory;
-use crate::runtime::{Call, Ctx, owned_instance, owner_token, trap};
+use crate::runtime::{Call, Ctx, owned_instance, trap};
+use crate::token::owner_token;
 use crate::{Error, MemoryFile, StoreError, Workspace};
 
 /// The write locks of a workspace's two files, held until dropped. Renew it at least

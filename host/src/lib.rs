@@ -27,6 +27,7 @@ pub mod json;
 mod opened;
 mod runtime;
 mod session;
+mod token;
 mod trust;
 mod workspace;
 

@@ -11,6 +11,8 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::Error;
 use crate::bindings::{Memory, MemoryPre};
 use crate::cache::{self, Source};
+// Re-exported for the workspace, which takes its call-making pieces from here.
+pub(crate) use crate::token::owner_token;
 
 /// The component built from `guest/` by this crate's build script.
 pub const COMPONENT_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/metis_memory.wasm"));
@@ -45,17 +47,6 @@ pub(crate) struct Settings {
     /// go to the user's own file.
     pub global_user: Option<bool>,
     pub prompt_budget: bool,
-}
-
-/// A token unique to one call: which lock file and temporary file are this call's.
-pub(crate) fn owner_token() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u32(std::process::id());
-    hasher.finish()
 }
 
 /// The resources one call may use. A call that exceeds them traps and returns
@@ -305,15 +296,9 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
     store.set_fuel(call.limits.fuel).map_err(trap)?;
     let instance = pre.instantiate(&mut store).map_err(trap)?;
     #[cfg(feature = "fault-injection")]
-    INSTANCES_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    crate::faults::count_instance();
     Ok((store, instance))
 }
-
-/// How many instances this process has made, for tests of instance keeping (see
-/// `faults::instances_made`).
-#[cfg(feature = "fault-injection")]
-pub(crate) static INSTANCES_MADE: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(0);
 
 /// A kept instance grown past this is discarded after its call, so one large call does
 /// not keep its memory for the life of the process.

@@ -184,7 +184,7 @@ mod imp {
             .map_err(failed)?;
         let temp = CString::new(format!(
             ".{KEY_FILE}.{:016x}.tmp",
-            crate::runtime::owner_token()
+            crate::token::owner_token()
         ))
         .expect("no NUL in a temporary name");
         let flags =
