@@ -1,7 +1,19 @@
 //! What the component's bytes are: its main core module's code and data (the scan's
 //! Unicode tables apart from the rest), and everything else (jco-style adapter modules,
 //! the component model's type and canonical sections, the WIT in a custom section),
-//! each with a budget: a part past its budget is a regression to look at.
+//! each with a budget CI enforces (`scripts/check-size` runs the `component_size`
+//! example, which fails on a part or a total over its budget). The budgets are lowered
+//! release by release toward [`TARGET`]; a part that grows past one is a regression to
+//! look at before the budget is raised.
+
+/// What CI allows the whole component.
+pub const TOTAL_BUDGET: usize = 400_000;
+
+/// Where the budgets are headed.
+pub const TARGET: usize = 200_000;
+
+/// What CI allows each part, in the order [`parts`] lists them.
+const BUDGETS: [usize; 5] = [185_000, 75_000, 60_000, 5_000, 25_000];
 
 fn leb(bytes: &[u8], at: &mut usize) -> usize {
     let (mut value, mut shift) = (0usize, 0);
@@ -51,27 +63,28 @@ pub fn parts(component: &[u8]) -> Vec<(&'static str, usize, usize)> {
         }
     }
     let unicode = metis_memory_core::scan::unicode_table_bytes();
-    vec![
-        ("guest code (the core module's code section)", code, 185_000),
+    let sizes = [
+        ("guest code (the core module's code section)", code),
         (
             "guest data: the scan's Unicode tables (NFKC, properties, look-alikes)",
             unicode,
-            75_000,
         ),
         (
             "guest data: the rest (texts, rules, the standard library's tables)",
             data.saturating_sub(unicode),
-            60_000,
         ),
         (
             "the rest of the guest core module",
             main.len() - code - data,
-            5_000,
         ),
         (
             "the component model's wrapping (types, canonical ABI, adapters, WIT)",
             component.len() - main.len(),
-            25_000,
         ),
-    ]
+    ];
+    sizes
+        .into_iter()
+        .zip(BUDGETS)
+        .map(|((part, bytes), budget)| (part, bytes, budget))
+        .collect()
 }
