@@ -1,5 +1,5 @@
 // A WASI filesystem for `WASIShim` that resolves every name under a directory already
-// open, never under the directory's path (issue 23).
+// open, never under the directory's path.
 //
 // preview2-shim keeps a pre-open as a host path and resolves it again on every call: its
 // `#getFullPath` takes `realpathSync(preopen)`, then joins the guest's name to the string

@@ -1,4 +1,4 @@
-//! Issue 14 §4, what users reach for: `list` and `remove`, `--quiet`, `--color`,
+//! What users reach for: `list` and `remove`, `--quiet`, `--color`,
 //! `completions`, `tools --format`, `--diff` on every write and `call --dry-run`, each run
 //! as the real CLI process against a temporary workspace.
 

@@ -1,4 +1,4 @@
-//! The CLI held to the rules every other surface keeps (issue 22): a person's writes are
+//! The CLI held to the rules every other surface keeps: a person's writes are
 //! scanned as the model's are, a `memory_consolidate` must say what the model saw, and
 //! `prompt` never serves a flagged line unmarked by default.
 

@@ -1,4 +1,4 @@
-//! Issue 14 §3: CLI messages a person can act on, run as the real CLI process against a
+//! CLI messages a person can act on, run as the real CLI process against a
 //! temporary workspace. Every refusal leaves the workspace as it was (a snapshot of every
 //! file's hash before and after).
 

@@ -1,4 +1,4 @@
-//! Clocks the caller does not control (issue 23, item 6): the lock's ages are judged on
+//! Clocks the caller does not control: the lock's ages are judged on
 //! the filesystem's clock alone, so a caller whose clock is off from the file server's
 //! (an SMB mount or a VM shared folder stamps times on the server) neither fails its own
 //! writes nor breaks another writer's live lock.

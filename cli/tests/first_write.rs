@@ -1,4 +1,4 @@
-//! The first write into a workspace with no `.metis/` yet (issue 22): a refused one
+//! The first write into a workspace with no `.metis/` yet: a refused one
 //! removes the `.metis/` it created only when empty, a writer that found that directory
 //! meanwhile is not failed by it, and the new directory entry is synced before anything
 //! is written into it.

@@ -1,4 +1,4 @@
-//! Memory integrity (issue 9): a consolidate composed from an old version of a file
+//! Memory integrity: a consolidate composed from an old version of a file
 //! cannot drop what another writer added since, and poison already on disk is found.
 
 mod common;

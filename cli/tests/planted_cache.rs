@@ -1,4 +1,4 @@
-//! Issue 23, item 1: a compiled component planted in a repository is never run.
+//! A compiled component planted in a repository is never run.
 //!
 //! The attack, for real: a cache entry this user's CLI wrote is taken, its machine code
 //! (the `.text` section of wasmtime's ELF artifact) replaced by x86-64 code that calls

@@ -1,4 +1,4 @@
-//! Issue 10 §1: a repository ships `.metis/.USER.md.lock -> /dev/zero`. When a call traps,
+//! A repository ships `.metis/.USER.md.lock -> /dev/zero`. When a call traps,
 //! the host cleans up after it, inspecting the lock files; following that link and
 //! reading without bound took 4 to 6 GB in seconds. This test runs alone in its own
 //! binary with the process's data segment limited (RLIMIT_DATA, which wasmtime's

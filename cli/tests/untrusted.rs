@@ -1,4 +1,4 @@
-//! Untrusted workspaces (issue 10): a cloned repository's `.metis` cannot take the store
+//! Untrusted workspaces: a cloned repository's `.metis` cannot take the store
 //! elsewhere, jam it, or make it read without bound. The catalogue in hostile.rs checks
 //! each planted entry's typed error; these check what a catalogue cannot: how many
 //! attempts a write makes, and what the CLI shows.

@@ -2,8 +2,8 @@
 // `metis-memory mcp` connection. Over MCP only a tool result is sure to reach the model,
 // so only what `memory_view`, a refusal or the connection's own write showed holds a
 // consolidate: not the initialize result's instructions (which carry the memory, for
-// clients that show them), nor a resource or the `memory` prompt. Issue 22's scenario end
-// to end: session A is shown the memory by memory_view, session B adds an entry, A's
+// clients that show them), nor a resource or the `memory` prompt. A stale consolidate
+// end to end: session A is shown the memory by memory_view, session B adds an entry, A's
 // memory_consolidate built from its old view is refused with B's entry shown, B's entry
 // stays on disk, and A's retry built on what it was shown keeps it.
 

@@ -1,4 +1,4 @@
-// `.metis` swapped for a symbolic link while calls run (issue 23, item 3). The package
+// `.metis` swapped for a symbolic link while calls run. The package
 // checks that `.metis` is a directory and not a link, then pre-opens it; preview2-shim
 // resolves a pre-open's path again on every call, so a process exchanging the two in a
 // loop had reads return another directory's USER.md and writes leave lock files there.

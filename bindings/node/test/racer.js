@@ -1,4 +1,4 @@
-// The racer of race.test.js (issue 23, item 3): `node racer.js ROOT` swaps ROOT/.metis
+// The racer of race.test.js: `node racer.js ROOT` swaps ROOT/.metis
 // between the real directory and the symbolic link ROOT/.metis-link (to another
 // directory) in a loop, by renames: the real directory is parked at ROOT/.metis-parked,
 // the link put in its place, taken back, and the directory put back. A directory a write

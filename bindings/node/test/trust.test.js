@@ -1,4 +1,4 @@
-// A `.metis` that belongs to someone else (issue 23, item 2), as git's `safe.directory`
+// A `.metis` that belongs to someone else, as git's `safe.directory`
 // reasons: before `.metis/` is used for any read or write, it must belong to this user
 // (the effective uid), and the workspace root must not be writable by every user unless
 // it has the sticky bit (group-writable is allowed); else the call fails with a

@@ -138,7 +138,7 @@ test("what the kernel saw (strace): the temporary file synced, renamed, then .me
 test(
   // Another writer's refused first write created `.metis/` and removes it while it is
   // still empty, after this write found it and before its guest wrote there: the write
-  // runs again in a `.metis/` of its own instead of failing (issue 22).
+  // runs again in a `.metis/` of its own instead of failing.
   "a write whose .metis/ vanished under it runs again and lands",
   async (t) => {
     const { metis, ws } = workspace(t);

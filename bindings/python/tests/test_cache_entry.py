@@ -65,8 +65,8 @@ def test_the_entry_name_holds_the_component_hash_and_the_engine(tmp_path: Path) 
 
 
 def test_an_entry_for_another_component_is_not_loaded_for_this_one(tmp_path: Path) -> None:
-    """Issue 24: a test of the cache key must fail when the component's hash is dropped
-    from it. Here an entry of this user's, with a right MAC, holds another component (one
+    """A test of the cache key must fail when the component's hash is dropped from it.
+    Here an entry of this user's, with a right MAC, holds another component (one
     wasmtime accepts for this engine); looking up the store's component must not find it,
     which it would if the name did not tell the two apart."""
     key = _cache.user_key()

@@ -1,6 +1,6 @@
 """The first write into a workspace with no `.metis/` yet: a refused one removes the
 `.metis/` it created while it is empty, and a writer that had found and opened that
-directory meanwhile runs again in a new one instead of failing (issue 22). The race is
+directory meanwhile runs again in a new one instead of failing. The race is
 made to happen every time: each side waits for the other at the step that matters."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A `.metis/` another user controls is not used (issue 23, item 2), the attack run for
+"""A `.metis/` another user controls is not used, the attack run for
 real: another user's `.metis` in a sticky, world-writable directory (a `/tmp`), and a
 `.metis` of one's own in a directory every user can write. Chowning to another user needs
 root: without it the first test is skipped, saying so."""

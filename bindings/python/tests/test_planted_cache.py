@@ -1,4 +1,4 @@
-"""Issue 23, item 1, through the Python package: a compiled component planted in a
+"""Through the Python package: a compiled component planted in a
 repository is never run.
 
 The attack, for real: a cache entry this user's package wrote is taken, its machine code
