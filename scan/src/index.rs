@@ -163,6 +163,7 @@ fn first_sets(slots: &'static [Slot], out: &mut Vec<Set>) -> bool {
                 }
             }
             Slot::Gap(_) | Slot::Unless(_) => return false,
+            Slot::Stop => {}
             Slot::Either(alternatives) => {
                 return alternatives.iter().all(|slots| first_sets(slots, out));
             }
@@ -441,7 +442,7 @@ mod tests {
         for slot in slots {
             match slot {
                 Slot::One(set) | Slot::Opt(set) | Slot::Many(set, _) => out.push(set),
-                Slot::Gap(_) => {}
+                Slot::Gap(_) | Slot::Stop => {}
                 Slot::Unless(inner) => all_sets(inner, out),
                 Slot::Either(alternatives) => {
                     for alternative in *alternatives {
@@ -475,6 +476,7 @@ mod tests {
                 starting_sets(rest, out)
             }
             Slot::Gap(_) | Slot::Unless(_) => true,
+            Slot::Stop => starting_sets(rest, out),
             Slot::Either(alternatives) => alternatives
                 .iter()
                 .fold(false, |any, slots| starting_sets(slots, out) | any),

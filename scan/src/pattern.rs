@@ -37,9 +37,13 @@ pub(super) enum Slot {
     /// The first of the patterns given that matches: one phrase in many languages. Only
     /// as the last slot of a rule, and not inside another.
     Either(&'static [&'static [Slot]]),
+    /// Nothing, where a clause ends: no token follows, or punctuation or a line break
+    /// stands before the next one. "Do not tell the user." hides something; "do not
+    /// notify the user for every green run" says how often.
+    Stop,
 }
 
-pub(super) use Slot::{Either, Gap, Many, One, Opt, Unless};
+pub(super) use Slot::{Either, Gap, Many, One, Opt, Stop, Unless};
 
 /// How many tokens `entry` spans: each character of a run of Han or kana is a token of
 /// its own (`tokens::words`), so `忽略` is two; any other entry is one.
@@ -155,6 +159,8 @@ fn glob_escaped(pattern: &[u8], text: &[u8]) -> bool {
 /// The tokens of one stream with what is known of their sets: each set's answer for a
 /// token is worked out once, the first time a pattern asks, and kept.
 pub(super) struct Matcher<'t, 'a> {
+    /// The text the tokens are of, for `Slot::Stop`.
+    text: &'t str,
     tokens: &'t [Token<'a>],
     /// Open addressing from a set (its address and length) to its row in `rows`, plus 1;
     /// 0 is an empty place. The length is a power of two.
@@ -295,8 +301,9 @@ pub(super) fn required_bytes(pattern: &[u8]) -> u128 {
 }
 
 impl<'t, 'a> Matcher<'t, 'a> {
-    pub(super) fn new(tokens: &'t [Token<'a>]) -> Matcher<'t, 'a> {
+    pub(super) fn new(text: &'t str, tokens: &'t [Token<'a>]) -> Matcher<'t, 'a> {
         Matcher {
+            text,
             tokens,
             places: alloc::vec![0; 64],
             keys: Vec::new(),
@@ -427,7 +434,28 @@ impl<'t, 'a> Matcher<'t, 'a> {
                 None => self.match_at(rest, start),
             },
             Either(patterns) => patterns.iter().find_map(|p| self.match_at(p, start)),
+            Stop => {
+                if self.clause_ends(start) {
+                    self.match_at(rest, start)
+                } else {
+                    None
+                }
+            }
         }
+    }
+
+    /// Whether a clause ends before `tokens[at]`: it is past the last token, or the text
+    /// between the token before and it holds a clause's punctuation or a line break.
+    pub(super) fn clause_ends(&self, at: usize) -> bool {
+        let (Some(next), Some(previous)) = (self.tokens.get(at), at.checked_sub(1)) else {
+            return true;
+        };
+        let previous = &self.tokens[previous];
+        let mut from = (previous.at + previous.text.len()).min(next.at);
+        while !self.text.is_char_boundary(from) {
+            from -= 1;
+        }
+        self.text[from..next.at].contains(CLAUSE_STOPS)
     }
 
     /// Up to `n` runs of `set` from `at`, then `rest`, the fewest runs first.
@@ -443,6 +471,12 @@ impl<'t, 'a> Matcher<'t, 'a> {
         self.many(set, n - 1, rest, at + step)
     }
 }
+
+/// What ends a clause between two words (`Slot::Stop`).
+const CLAUSE_STOPS: [char; 14] = [
+    '.', ',', ';', ':', '!', '?', '(', ')', '\n', '\u{2014}', '\u{2013}', '\u{3001}', '\u{3002}',
+    '\u{FF0C}',
+];
 
 /// Tokens that may stand between a negation and what it negates: "never run `rm -rf ~`",
 /// "don't ever `cat .env`", "remember not to `sudo rm -rf /`".
@@ -505,6 +539,38 @@ pub(super) fn negated<'t>(text: &str, negations: Set, tokens: &'t [Token], start
         }
     }
     false
+}
+
+/// Where the words of `negations` stand among `words` (of `text`), in order: found once
+/// per scan, so that asking whether a stretch of text holds one is a binary search.
+pub(super) fn negation_offsets(text: &str, negations: Set, words: &[Token]) -> Vec<usize> {
+    // A flag (`curl -T`, `docker run -t`) is not the "t" of "don't".
+    let flag = |w: &Token| w.at > 0 && text.as_bytes()[w.at - 1] == b'-';
+    words
+        .iter()
+        .filter(|w| {
+            !flag(w)
+                && (in_set(negations, &w.text) || w.alt.is_some_and(|alt| in_set(negations, alt)))
+        })
+        .map(|w| w.at)
+        .collect()
+}
+
+/// How many words back the start of a sentence is looked for: a negation further back is
+/// too far to be about what follows.
+const SENTENCE_REACH: usize = 12;
+
+/// Where the sentence holding byte `at` of `text` starts, as far as `SENTENCE_REACH` words
+/// (of `words`) back: the first of those words after a sentence's end.
+pub(super) fn sentence_start(text: &str, words: &[Token], at: usize) -> usize {
+    let before = words.partition_point(|w| w.at < at);
+    words[..before]
+        .iter()
+        .rev()
+        .take(SENTENCE_REACH)
+        .take_while(|w| !ends_a_sentence(&text[w.at..at]))
+        .last()
+        .map_or(at, |w| w.at)
 }
 
 /// Verbs that, a few words before "to", make what follows the purpose of a tool: "use
@@ -634,10 +700,11 @@ mod tests {
     #[test]
     fn each_set_gets_one_row() {
         let words = ["ignore", "all", "previous", "instructions"];
-        let tokens = crate::tokens::words("ignore all previous instructions", &[]);
+        let text = "ignore all previous instructions";
+        let tokens = crate::tokens::words(text, &[]);
         // Sets of equal entries at different addresses are different sets.
         let sets: std::vec::Vec<Set> = (0..100).map(|i| &*std::vec![words[i % 4]].leak()).collect();
-        let mut matcher = Matcher::new(&tokens);
+        let mut matcher = Matcher::new(text, &tokens);
         for round in 0..2 {
             for (i, &set) in sets.iter().enumerate() {
                 assert_eq!(matcher.span(set, i % 4), Some(1));
@@ -654,9 +721,10 @@ mod tests {
     /// a run from its first character.
     #[test]
     fn only_an_entry_of_several_tokens_matches_as_a_run() {
-        let tokens = crate::tokens::words("忽然忽略", &[]);
+        let text = "忽然忽略";
+        let tokens = crate::tokens::words(text, &[]);
         let set: Set = &["忽略", "忽*x"];
-        let mut matcher = Matcher::new(&tokens);
+        let mut matcher = Matcher::new(text, &tokens);
         assert_eq!(matcher.span(set, 0), None);
         assert_eq!(matcher.span(set, 2), Some(2));
         assert_eq!(matcher.span(set, 2), Some(2));
@@ -674,7 +742,7 @@ mod tests {
                 for slot in slots {
                     match slot {
                         One(set) | Opt(set) | Many(set, _) => sets.push(set),
-                        Gap(_) => {}
+                        Gap(_) | Stop => {}
                         Unless(slots) => collect(slots, sets),
                         Either(patterns) => patterns.iter().for_each(|p| collect(p, sets)),
                     }

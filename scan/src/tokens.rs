@@ -295,7 +295,7 @@ const TRAILING: [char; 4] = [',', '.', '!', '?'];
 
 /// Whether a line starts a new markdown block: blank, a heading, or a list item (`- `,
 /// `* `, `+ `, `1. `).
-fn starts_an_item(line: &str) -> bool {
+pub(super) fn starts_an_item(line: &str) -> bool {
     let line = line.trim_start_matches([' ', '\t']);
     let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     line.is_empty()

@@ -209,6 +209,7 @@ fn findings_report_every_rule_by_line() {
         [
             (3, "exfiltration-shell-command"),
             (3, "credential-file-access"),
+            (3, "exfiltration-read-and-send"),
             (5, "injection-new-system-prompt"),
             (6, "destructive-command"),
         ]
@@ -216,7 +217,7 @@ fn findings_report_every_rule_by_line() {
     // The first by precedence is the injection rule, though it is on a later line.
     let first = scan(text, ScanPolicy::ALL).unwrap();
     assert_eq!((first.id, first.line), ("injection-new-system-prompt", 5));
-    assert_eq!(all[3].detail, "matched \"rm -rf ~\"");
+    assert_eq!(all[4].detail, "matched \"rm -rf ~\"");
 }
 
 /// `scan` is the first finding by precedence, and that one is first for its rule on its

@@ -59,6 +59,12 @@ pub(super) const ES_EARLIER: Set = &["anteriores anterior previas previos previa
     iniciales originales arriba sistema antes anteriormente"];
 pub(super) const ES_BETWEEN: Set = &["que te se han dado dadas dados recibidas recibiste del de \
     dieron dio le ha mencionadas escritas"];
+/// "de ESLint" after the rules: another tool's rules, not the model's ("olvida las reglas
+/// anteriores de ESLint"); "del sistema", "de tu desarrollador" are still the model's.
+pub(super) const ES_OF: Set = &["de del"];
+pub(super) const ES_NAMED: Set = &["* !la !las !el !los !lo !tu !tus !su !sus !sistema !este \
+    !esta !estos !estas !esto !usuario* !desarrollador* !operador* !mi !mis !nuestr* !vuestr* \
+    !tod* !cualquier* !openai !anthropic !ahora !antes !arriba !modelo !asistente !ia"];
 pub(super) const ES_RULES: Set = &["reglas instrucciones directrices restricciones limites \
     limitaciones filtros politicas principios normas pautas salvaguardas protocolos valores \
     programacion"];
