@@ -7,12 +7,21 @@
 //!   run, so each clone runs `init` once.
 //! - A pre-commit hook runs `metis-memory audit`, so poison typed by hand or pulled in is
 //!   caught before it is committed. A hook already there is left alone (it is said what
-//!   to add); so is the pre-commit framework's configuration.
+//!   to add). Hooks are judged by what they hold, never by running them: `init`'s own by
+//!   its exact text, the pre-commit framework's only as its own shim with a local hook
+//!   running exactly the audit (`precommit.rs`); any other that names the program is
+//!   "not verified", never "set up".
 //! - With `--keep-user-out`, `.gitignore` keeps `.metis/USER.md` (facts about the person)
-//!   out of the repository.
+//!   out of the repository, and a USER.md already committed is taken out of the index.
+//!
+//! git runs with the repository's own executable settings neutralised (`looking_git.rs`),
+//! and every file of the repository's read here is read bounded (`bounded.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::bounded;
+use crate::looking_git;
+use crate::precommit;
 
 /// The merge driver's name in `.gitattributes` and `merge.<name>.*`.
 pub const DRIVER: &str = "metis-memory";
@@ -54,6 +63,8 @@ pub struct Item {
     pub key: &'static str,
     pub what: &'static str,
     pub state: State,
+    /// What this run did beyond the item's line, for the person (a file untracked).
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +78,9 @@ pub enum State {
     LeftAlone(String),
     /// Not asked for (USER.md is kept in the repository).
     NotAsked,
+    /// Something is there that may do it, but cannot be judged without running it, for
+    /// this reason: not counted as set up.
+    NotVerified(String),
 }
 
 impl State {
@@ -77,6 +91,7 @@ impl State {
             State::Missing => "missing",
             State::LeftAlone(_) => "left-alone",
             State::NotAsked => "not-asked",
+            State::NotVerified(_) => "not-verified",
         }
     }
 }
@@ -87,29 +102,37 @@ struct Repo {
     hooks: PathBuf,
     /// The workspace's `.metis`, relative to `top`, with `/`.
     metis: String,
+    /// `$GIT_DIR/info/attributes` and `$GIT_DIR/info/exclude`, which git reads beside the
+    /// work tree's files.
+    info_attributes: PathBuf,
+    info_exclude: PathBuf,
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, String> {
-    Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))
+    looking_git::run(dir, args)
 }
 
 fn git_text(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = git(dir, args).ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    looking_git::text(dir, args)
 }
 
 impl Repo {
     /// The repository holding `workspace`, if it is in one.
     fn of(workspace: &Path) -> Option<Repo> {
         let top = PathBuf::from(git_text(workspace, &["rev-parse", "--show-toplevel"])?);
-        let hooks = git_text(workspace, &["rev-parse", "--git-path", "hooks"])?;
-        let hooks = workspace.join(hooks);
+        let hooks = looking_git::hooks_dir(workspace)?;
+        let info = git_text(
+            workspace,
+            &[
+                "rev-parse",
+                "--git-path",
+                "info/attributes",
+                "--git-path",
+                "info/exclude",
+            ],
+        )?;
+        let mut info = info.lines().map(|line| workspace.join(line));
+        let (info_attributes, info_exclude) = (info.next()?, info.next()?);
         let workspace = workspace.canonicalize().ok()?;
         let relative = workspace.strip_prefix(top.canonicalize().ok()?).ok()?;
         let mut metis = relative.to_string_lossy().replace('\\', "/");
@@ -117,7 +140,36 @@ impl Repo {
             metis.push('/');
         }
         metis.push_str(".metis");
-        Some(Repo { top, hooks, metis })
+        Some(Repo {
+            top,
+            hooks,
+            metis,
+            info_attributes,
+            info_exclude,
+        })
+    }
+
+    /// Why git is not asked about `name` (`.gitattributes`, `.gitignore`) when one git
+    /// would read for the workspace's `.metis/` (at the top, in each folder down to it,
+    /// or `info`'s) is not a regular file: git reads a FIFO or a device it meets, and
+    /// would block or grow on it. The top's is what `init` writes, and says so as it
+    /// says of a link there; any other is not verified.
+    fn git_input_refused(&self, name: &str, info: &Path, line: &str) -> Option<State> {
+        if bounded::absent_or_regular(&self.top.join(name)).is_err() {
+            return Some(not_a_file(name, line));
+        }
+        let mut dir = self.top.clone();
+        let mut files = Vec::new();
+        for part in self.metis.split('/') {
+            dir.push(part);
+            files.push(dir.join(name));
+        }
+        files.push(info.to_owned());
+        files.iter().find_map(|file| {
+            bounded::absent_or_regular(file).err().map(|why| {
+                State::NotVerified(format!("{why}, which git would read: git is not asked"))
+            })
+        })
     }
 
     /// Whether the workspace's memory files, and those of a `.metis/` anywhere else in
@@ -165,31 +217,121 @@ impl Repo {
         .is_some_and(|driver| driver.contains(" merge %O %A %B") && driver.ends_with(FAIL_SAFE))
     }
 
-    /// The hook `name` (`pre-commit`, `pre-merge-commit`) as found.
+    /// The hook `name` (`pre-commit`, `pre-merge-commit`) as found, judged by what the
+    /// files hold: nothing is run to find out.
     fn hook(&self, name: &str) -> Hook {
-        let framework = self.top.join(".pre-commit-config.yaml");
-        if let Ok(config) = std::fs::read_to_string(&framework) {
-            // A hook's `entry:` naming the program; a comment mentioning it is not one.
-            let runs_it = config.lines().any(|line| {
-                line.trim_start().starts_with("entry:") && line.contains("metis-memory")
-            });
-            return if runs_it {
-                Hook::Present
-            } else {
-                Hook::Framework
-            };
+        let path = self.hooks.join(name);
+        let shown = path.display();
+        let file = match bounded::open(&path) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Hook::Missing,
+            Err(why) => return Hook::NotVerified(format!("{why}: init does not judge it")),
+        };
+        if !executable(&file) {
+            return Hook::NotRun(format!(
+                "{shown} is not executable, so git does not run it: delete it and run init again, or make it executable and add the line `{HOOK_LINE}` to it"
+            ));
         }
-        match std::fs::read_to_string(self.hooks.join(name)) {
-            Ok(hook) if hook.contains(HOOK_LINE) => Hook::Present,
-            Ok(_) => Hook::Other,
-            Err(_) => Hook::Missing,
+        let text = match bounded::read_from(&file, &path).map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => return Hook::NotVerified(format!("{shown} is not UTF-8 text")),
+            Err(why) => return Hook::NotVerified(why),
+        };
+        if text == hook_script() {
+            return Hook::Present;
+        }
+        if let Some(other) = init_hook_program(&text) {
+            return Hook::NotVerified(format!(
+                "{shown} is init's hook for {other}, not for this program: delete it and run init again"
+            ));
+        }
+        if precommit::is_shim(&text, name) {
+            return self.framework_hook(name);
+        }
+        if text.contains("metis-memory") {
+            return Hook::NotVerified(format!(
+                "{shown} is not init's hook and names metis-memory: init does not run it to find out whether it audits what is staged (delete it and run init again for init's)"
+            ));
+        }
+        Hook::Other
+    }
+
+    /// The pre-commit framework's shim is installed as the hook `name`: whether its
+    /// configuration has a local hook running exactly the audit.
+    fn framework_hook(&self, name: &str) -> Hook {
+        let path = self.top.join(precommit::CONFIG);
+        let config = match bounded::read(&path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Hook::Framework,
+            Err(why) => {
+                return Hook::NotVerified(format!(
+                    "the pre-commit framework runs the hooks, and {why}"
+                ));
+            }
+        };
+        let Ok(config) = String::from_utf8(config) else {
+            return Hook::NotVerified(format!("{} is not UTF-8 text", precommit::CONFIG));
+        };
+        let commands = [
+            HOOK_LINE.to_owned(),
+            format!("{} audit", program()),
+            format!("{} audit", absolute_program()),
+        ];
+        match precommit::runs_audit(&config, name, &commands) {
+            Ok(true) => Hook::Present,
+            Ok(false) => Hook::Framework,
+            Err(why) => Hook::NotVerified(format!("{}: {why}", precommit::CONFIG)),
         }
     }
 
     fn user_tracked(&self) -> bool {
-        let path = format!("{}/USER.md", self.metis);
+        let path = format!(":(literal){}/USER.md", self.metis);
         git(&self.top, &["ls-files", "--error-unmatch", "--", &path])
             .is_ok_and(|out| out.status.success())
+    }
+
+    /// Takes the committed `path` out of the index, the file on disk kept (as `git rm
+    /// --cached` does, but without reading the work tree, which could run a filter the
+    /// repository's config names). Only when what is staged is what is committed, so
+    /// nothing staged is lost. `Err` says why it was not done.
+    fn untrack(&self, path: &str) -> Result<(), String> {
+        // Hooks defined in the config (`hook.<name>.*`) are named by the repository and
+        // are not reached by the neutralised `core.hooksPath`; writing the index runs them.
+        if git_text(&self.top, &["config", "--get-regexp", r"^hook\."])
+            .is_some_and(|defined| !defined.is_empty())
+        {
+            return Err(
+                "this repository's git config defines hooks (`hook.*`), which writing the index would run"
+                    .into(),
+            );
+        }
+        let literal = format!(":(literal){path}");
+        let staged = git_text(&self.top, &["ls-files", "--stage", "--", &literal])
+            .ok_or("git cannot list the index")?;
+        let staged_blob = match staged.lines().collect::<Vec<_>>().as_slice() {
+            [line] => line.split_whitespace().nth(1).map(str::to_owned),
+            _ => None,
+        };
+        let committed = git_text(
+            &self.top,
+            &["rev-parse", "-q", "--verify", &format!("HEAD:{path}")],
+        );
+        if staged_blob.is_none() || staged_blob != committed {
+            return Err(format!(
+                "{path} has changes staged that are not committed, which taking it out of the index would drop"
+            ));
+        }
+        let out = git(&self.top, &["update-index", "--force-remove", "--", path])?;
+        if !out.status.success() {
+            return Err(format!(
+                "git update-index: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        if self.user_tracked() {
+            return Err(format!("{path} is still in the index"));
+        }
+        Ok(())
     }
 
     fn user_ignored(&self) -> bool {
@@ -207,8 +349,37 @@ enum Hook {
     Missing,
     /// A hook of someone else's is there.
     Other,
-    /// The pre-commit framework manages the hooks.
+    /// The pre-commit framework manages the hooks, and runs no audit.
     Framework,
+    /// Something is there that cannot be judged without running it.
+    NotVerified(String),
+    /// A hook git does not run, for this reason.
+    NotRun(String),
+}
+
+/// Whether git would run the open hook (an executable bit set).
+fn executable(file: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.metadata()
+            .is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        true
+    }
+}
+
+/// The program named by `text` when it is exactly the hook `init` writes, for another
+/// program than this one (one installed elsewhere, or an older copy).
+fn init_hook_program(text: &str) -> Option<&str> {
+    const MARK: &str = "\u{0}";
+    let template = hook_script_for(MARK);
+    let (before, after) = template.split_once(MARK)?;
+    let program = text.strip_prefix(before)?.strip_suffix(after)?;
+    (!program.contains('\n')).then_some(program)
 }
 
 /// The hook `init` writes when there is none (as `pre-commit` and `pre-merge-commit`): it
@@ -217,6 +388,10 @@ enum Hook {
 /// each `.metis/` in a private scratch workspace of its own. (A path holding a newline is
 /// not read.)
 fn hook_script() -> String {
+    hook_script_for(&program())
+}
+
+fn hook_script_for(program: &str) -> String {
     format!(
         r#"#!/bin/sh
 # Written by `metis-memory init`: the memory files of every .metis/ as they are about to be
@@ -260,7 +435,6 @@ if git rev-parse -q --verify MERGE_HEAD >/dev/null && [ "${{METIS_MEMORY_ALLOW_L
 fi
 exit "$found"
 "#,
-        program = program(),
     )
 }
 
@@ -350,26 +524,49 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
             repo.hooks.join(name).display()
         )),
         Hook::Framework => State::LeftAlone(format!(
-            "the pre-commit framework manages the hooks: add a local hook running `{HOOK_LINE}` to .pre-commit-config.yaml (docs/security.md shows one)"
+            "the pre-commit framework's hook is installed and runs no audit: add a local hook running `{HOOK_LINE}` (language: system, pass_filenames: false, always_run: true) to .pre-commit-config.yaml (docs/security.md shows one)"
         )),
+        Hook::NotVerified(why) => State::NotVerified(why),
+        Hook::NotRun(why) => State::LeftAlone(why),
     };
-    let user = if repo.user_ignored() && repo.user_tracked() {
-        State::LeftAlone(format!(
-            "{0}/USER.md is ignored but still committed: `git rm --cached {0}/USER.md` takes it out of the repository and keeps your copy",
-            repo.metis
-        ))
-    } else if repo.user_ignored() {
-        State::Present
-    } else if keep_user_out {
-        State::Missing
-    } else {
-        State::NotAsked
+    let user_line = ignore_pattern(&format!("{}/USER.md", repo.metis));
+    let user = match repo.git_input_refused(".gitignore", &repo.info_exclude, &user_line) {
+        Some(refused) => refused,
+        None => {
+            let (ignored, tracked) = (repo.user_ignored(), repo.user_tracked());
+            if keep_user_out && (tracked || !ignored) {
+                State::Missing
+            } else if ignored && tracked {
+                State::LeftAlone(format!(
+                    "{0}/USER.md is ignored but still committed: `git rm --cached {0}/USER.md` takes it out of the repository and keeps your copy (or run `metis-memory init --keep-user-out`)",
+                    repo.metis
+                ))
+            } else if ignored {
+                State::Present
+            } else {
+                State::NotAsked
+            }
+        }
     };
+    let attributes_line = format!("{EVERY_MEMORY_FILE} merge={DRIVER}");
+    let attributes = repo
+        .git_input_refused(".gitattributes", &repo.info_attributes, &attributes_line)
+        .unwrap_or_else(|| state(repo.attributes_set()));
+    let store_files = repo
+        .git_input_refused(".gitignore", &repo.info_exclude, EVERY_STORE_FILE)
+        .unwrap_or_else(|| match repo.store_files_tracked().as_slice() {
+            [] => state(repo.store_files_ignored()),
+            tracked => State::LeftAlone(format!(
+                "the store's own files are committed ({}): `git rm --cached` them, then run init again",
+                tracked.join(", ")
+            )),
+        });
     vec![
         Item {
             key: "merge_attributes",
             what: ".gitattributes sends every .metis/*.md to the metis-memory merge driver",
-            state: state(repo.attributes_set()),
+            state: attributes,
+            note: None,
         },
         Item {
             key: "merge_driver",
@@ -381,32 +578,31 @@ fn items(repo: &Repo, keep_user_out: bool) -> Vec<Item> {
                 )),
                 _ => state(repo.driver_set()),
             },
+            note: None,
         },
         Item {
             key: "audit_hook",
             what: "a pre-commit hook runs metis-memory audit",
             state: hook("pre-commit"),
+            note: None,
         },
         Item {
             key: "merge_audit_hook",
             what: "a pre-merge-commit hook runs metis-memory audit on merges",
             state: hook("pre-merge-commit"),
+            note: None,
         },
         Item {
             key: "user_ignored",
             what: ".gitignore keeps .metis/USER.md out of the repository",
             state: user,
+            note: None,
         },
         Item {
             key: "store_files_ignored",
             what: ".gitignore keeps the store's locks and temporary files out of the repository",
-            state: match repo.store_files_tracked().as_slice() {
-                [] => state(repo.store_files_ignored()),
-                tracked => State::LeftAlone(format!(
-                    "the store's own files are committed ({}): `git rm --cached` them, then run init again",
-                    tracked.join(", ")
-                )),
-            },
+            state: store_files,
+            note: None,
         },
     ]
 }
@@ -469,10 +665,22 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
             "audit_hook" => write_hook(&repo.hooks.join("pre-commit"), &hook_script())?,
             "merge_audit_hook" => write_hook(&repo.hooks.join("pre-merge-commit"), &hook_script())?,
             "user_ignored" => {
-                let line = ignore_pattern(&format!("{}/USER.md", repo.metis));
-                if !append_line(&repo.top.join(".gitignore"), &line)? {
+                let path = format!("{}/USER.md", repo.metis);
+                let line = ignore_pattern(&path);
+                if !repo.user_ignored() && !append_line(&repo.top.join(".gitignore"), &line)? {
                     item.state = not_a_file(".gitignore", &line);
                     continue;
+                }
+                if repo.user_tracked() {
+                    if let Err(why) = repo.untrack(&path) {
+                        item.state = State::LeftAlone(format!(
+                            "{path} is committed, and init did not take it out of the index: {why}. `git rm --cached {path}` takes it out of the repository and keeps your copy"
+                        ));
+                        continue;
+                    }
+                    item.note = Some(format!(
+                        "{path} was committed, so init took it out of the index as `git rm --cached {path}` does, keeping your copy: commit that to take it out of the repository (its history still holds it)"
+                    ));
                 }
             }
             _ => continue,
@@ -484,10 +692,10 @@ pub fn init(workspace: &Path, keep_user_out: bool) -> Result<Vec<Item>, String> 
 
 /// Appends `line`, on a line of its own, to the regular file at `path` (made if missing),
 /// never through a link: a repository may commit `.gitattributes` as a link to one of the
-/// person's own files (`~/.bashrc`). `Ok(false)` when `path` is not a regular file: it is
-/// left alone.
+/// person's own files (`~/.bashrc`), or hold a FIFO. `Ok(false)` when `path` is not a
+/// regular file: it is left alone. Only its last byte is read, however large it is.
 fn append_line(path: &Path, line: &str) -> Result<bool, String> {
-    use std::io::{Read as _, Write as _};
+    use std::io::{Read as _, Seek as _, Write as _};
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     match std::fs::symlink_metadata(path) {
         Ok(meta) if !meta.file_type().is_file() => return Ok(false),
@@ -498,21 +706,30 @@ fn append_line(path: &Path, line: &str) -> Result<bool, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).append(true).create(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+    );
     let mut file = match options.open(path) {
         Ok(file) => file,
-        // A link put there since it was looked at.
+        // A link or a FIFO put there since it was looked at.
         #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(false),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO)) => {
+            return Ok(false);
+        }
         Err(e) => return Err(fail(e)),
     };
-    if !file.metadata().map_err(fail)?.is_file() {
+    let meta = file.metadata().map_err(fail)?;
+    if !meta.is_file() {
         return Ok(false);
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(fail)?;
+    let mut last = [0u8; 1];
+    if meta.len() > 0 {
+        file.seek(std::io::SeekFrom::End(-1)).map_err(fail)?;
+        file.read_exact(&mut last).map_err(fail)?;
+    }
     let mut added = String::new();
-    if !text.is_empty() && !text.ends_with('\n') {
+    if meta.len() > 0 && last[0] != b'\n' {
         added.push('\n');
     }
     added.push_str(line);
@@ -572,20 +789,26 @@ pub fn describe(items: &[Item]) -> String {
             State::Missing => "missing (metis-memory init sets it up)".to_owned(),
             State::LeftAlone(why) => format!("not set up: {why}"),
             State::NotAsked => "not asked for (metis-memory init --keep-user-out)".to_owned(),
+            State::NotVerified(why) => format!("not verified: {why}"),
         };
-        text.push_str(&format!("  {}: {state}\n", item.what));
+        let note = item
+            .note
+            .as_ref()
+            .map_or_else(String::new, |note| format!("; {note}"));
+        text.push_str(&format!("  {}: {state}{note}\n", item.what));
     }
     text
 }
 
-/// `items` as `[{"key", "what", "state", "reason"}]`.
+/// `items` as `[{"key", "what", "state", "reason"}]`: `reason` says why an item is not
+/// set up or not verified, or what this run did beyond setting it up.
 pub fn json(items: &[Item]) -> serde_json::Value {
     items
         .iter()
         .map(|item| {
             let reason = match &item.state {
-                State::LeftAlone(why) => Some(why.as_str()),
-                _ => None,
+                State::LeftAlone(why) | State::NotVerified(why) => Some(why.as_str()),
+                _ => item.note.as_deref(),
             };
             serde_json::json!({
                 "key": item.key,
