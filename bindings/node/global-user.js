@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { WorkspaceError } from "./errors.js";
-import { linkDistrust, openDirectory, ownerDistrust, rootDistrust } from "./preopen.js";
+import { OWN_MEMORY_HINT, linkDistrust, openDirectory, ownerDistrust, rootDistrust } from "./preopen.js";
 
 /** Where the user's own USER.md is, and whether the agent writes it. */
 export class GlobalUser {
@@ -64,10 +64,11 @@ export class GlobalUser {
    * undefined when there is none. It may be a link (the person's own dotfiles), but the
    * link must be theirs and its parent not writable by every user unless sticky (checked
    * before it is opened), and the directory theirs and not writable by every user,
-   * unless `trustForeign`. */
-  open(trustForeign) {
+   * whatever the workspace trusts: `trustForeignMetis` is about a workspace, and whoever
+   * controls this directory reaches every workspace's prompt. */
+  open() {
     this.checkedDir();
-    if (!trustForeign) this.#checkPlace();
+    this.#checkPlace();
     let opened;
     try {
       opened = openDirectory(this.dir, true);
@@ -76,7 +77,7 @@ export class GlobalUser {
       throw new WorkspaceError(`cannot open ${this.dir}: ${e.message}`, { cause: e });
     }
     try {
-      this.check(opened, trustForeign);
+      this.check(opened);
     } catch (e) {
       opened.close();
       throw e;
@@ -86,21 +87,18 @@ export class GlobalUser {
 
   /** Refuses `opened` (this directory, opened, as the kept reading instance holds it) if
    * another user made the link at its name, or its parent is writable by every user and
-   * not sticky, or another user owns it or every user can write it; unless
-   * `trustForeign`. */
-  recheck(opened, trustForeign) {
-    if (trustForeign) return;
+   * not sticky, or another user owns it or every user can write it. */
+  recheck(opened) {
     this.#checkPlace();
-    this.check(opened, trustForeign);
+    this.check(opened);
   }
 
   /** Refuses `opened` (this directory, opened) if another user owns it or every user can
-   * write it; unless `trustForeign`. */
-  check(opened, trustForeign) {
-    if (trustForeign) return;
+   * write it. */
+  check(opened) {
     let distrust;
     try {
-      distrust = ownerDistrust(opened, this.dir);
+      distrust = ownerDistrust(opened, this.dir, OWN_MEMORY_HINT);
     } catch (e) {
       throw new WorkspaceError(`cannot check ${this.dir}: ${e.message}`, { cause: e });
     }
@@ -113,13 +111,13 @@ export class GlobalUser {
    * write without the sticky bit (the check of a workspace root). A parent that cannot
    * be read fails the call on its own, with its reason, when the directory is opened. */
   #checkPlace() {
-    const link = linkDistrust(this.dir);
+    const link = linkDistrust(this.dir, OWN_MEMORY_HINT);
     if (link) throw new WorkspaceError(link);
     const parent = path.dirname(this.dir);
     if (parent === this.dir) return;
     let distrust;
     try {
-      distrust = rootDistrust(parent);
+      distrust = rootDistrust(parent, OWN_MEMORY_HINT);
     } catch {
       return;
     }

@@ -1,5 +1,5 @@
 // `.metis` opened once, as a directory descriptor, and pre-opened as exactly the
-// directory opened (issue 23, item 3); and whether this user may use it at all (item 2).
+// directory opened; and whether this user may use it at all.
 //
 // preview2-shim pre-opens a path and resolves it again on every call, so a `.metis`
 // checked a moment ago may be a link to another directory by the time a call reaches it
@@ -161,12 +161,18 @@ export function sandboxFilesystem(dirs, readOnlyAccess) {
 
 const TRUST_HINT = "(if you trust it, pass { trustForeignMetis: true } to openWorkspace)";
 
-/** Why `root` must not hold a `.metis/` this user uses, or undefined when it may. */
-export function rootDistrust(root) {
+/** What a refusal of the user's own `.metis/` (global user memory) says to do: it reaches
+ * every workspace's prompt, so no opt-in reaches it. */
+export const OWN_MEMORY_HINT =
+  "(it is your own memory, which { trustForeignMetis: true } does not reach: make it yours and private (chown, chmod 700), or give globalUser another dir)";
+
+/** Why `root` must not hold a `.metis/` this user uses, or undefined when it may; the
+ * reason ends with `hint`, what to do. */
+export function rootDistrust(root, hint = TRUST_HINT) {
   if (WINDOWS) return undefined;
   const mode = fs.statSync(root).mode;
   if (mode & 0o002 && !(mode & 0o1000)) {
-    return `${root} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${TRUST_HINT}`;
+    return `${root} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${hint}`;
   }
   return undefined;
 }
@@ -181,16 +187,16 @@ export function metisDistrust(opened, root, metisDir) {
  * it may: another user's, or one every user can write, as the Rust host's `check_owner`.
  * The user's own `.metis/` (global user memory) is asked this, after `linkDistrust` and
  * `rootDistrust` of its parent. */
-export function ownerDistrust(opened, dir) {
+export function ownerDistrust(opened, dir, hint = TRUST_HINT) {
   if (WINDOWS || typeof process.geteuid !== "function") return undefined;
   const euid = process.geteuid();
   const { uid, mode } = opened.stat();
   if (uid !== euid) {
-    return `${dir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${TRUST_HINT}`;
+    return `${dir} belongs to uid ${uid}, not to this user (uid ${euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${hint}`;
   }
   // Sticky or not: another user may still create a file that is missing in it.
   if (Number(mode) & 0o002) {
-    return `${dir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${TRUST_HINT}`;
+    return `${dir} can be written by every user, so another user could put entries into this agent's prompt: it is not used ${hint}`;
   }
   return undefined;
 }
@@ -198,7 +204,7 @@ export function ownerDistrust(opened, dir) {
 /** Why the symbolic link at `dir` (the user's own `.metis/`) must not be followed by this
  * user, or undefined when it may (or is no link): another user made it, and could lead it
  * anywhere, as the Rust host's `check_link_owner`. */
-export function linkDistrust(dir) {
+export function linkDistrust(dir, hint = TRUST_HINT) {
   if (WINDOWS || typeof process.geteuid !== "function") return undefined;
   let stat;
   try {
@@ -208,7 +214,7 @@ export function linkDistrust(dir) {
   }
   const euid = process.geteuid();
   if (stat.isSymbolicLink() && stat.uid !== euid) {
-    return `${dir} is a symbolic link made by uid ${stat.uid}, not by this user (uid ${euid}): another user could lead it anywhere, so it is not used ${TRUST_HINT}`;
+    return `${dir} is a symbolic link made by uid ${stat.uid}, not by this user (uid ${euid}): another user could lead it anywhere, so it is not used ${hint}`;
   }
   return undefined;
 }

@@ -359,7 +359,7 @@ export class Workspace {
     }
     try {
       if (kept?.dirs.metis) this.#checkTrust(kept.dirs.metis);
-      if (kept?.dirs.global) this.#globalUser.recheck(kept.dirs.global, this.#trustForeignMetis);
+      if (kept?.dirs.global) this.#globalUser.recheck(kept.dirs.global);
       if (!kept) {
         const dirs = {};
         try {
@@ -446,10 +446,11 @@ export class Workspace {
     return this.#globalUser.create();
   }
 
-  /** The user's own `.metis/` opened (an OpenedDir, which the caller closes) and checked,
-   * or undefined when global user memory is off or there is none. */
+  /** The user's own `.metis/` opened (an OpenedDir, which the caller closes) and checked
+   * whatever `trustForeignMetis` says, or undefined when global user memory is off or
+   * there is none. */
   #openGlobalDir() {
-    return this.#globalUser?.open(this.#trustForeignMetis);
+    return this.#globalUser?.open();
   }
 
   /** Removes the `.metis/` this call created, if it is still empty. */

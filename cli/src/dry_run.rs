@@ -23,9 +23,14 @@ pub fn call(
     // Each file's bytes as the component reads them (never a link followed by the
     // host), and only where it exists, so a missing file stays missing.
     let mut copy = Workspace::open(scratch.path());
-    // At home the user's own USER.md is the workspace's, and so it is in the copy.
-    if let (Some(global), false) = (ws.global_user(), ws.global_is_workspace()) {
-        let dir = scratch.path().join("global-metis");
+    // At home the user's own `.metis/` is the workspace's, and so it is in the copy: the
+    // component then treats the copy's USER.md as it treats the real one.
+    if let Some(global) = ws.global_user() {
+        let dir = if ws.global_is_workspace() {
+            copy.metis_dir()
+        } else {
+            scratch.path().join("global-metis")
+        };
         copy = copy.with_global_user(GlobalUser::at(dir).agent_writes(global.writes()));
     }
     let mut before = Vec::new();

@@ -5,8 +5,11 @@
 //! root, else the current directory. So `metis-memory add` run in `src/deep/` writes the
 //! project's memory instead of starting a second `.metis/` there, and a workspace named
 //! but missing is an error instead of an empty memory. The search stops below the home
-//! directory: `~/.metis` is the person's own memory (global user memory's place), never
-//! the workspace of a directory under home that has none, such as an unpacked download.
+//! directory and below the parent of the directory `--global-user-dir` names: `~/.metis`
+//! (or that directory) is the person's own memory (global user memory's place), never the
+//! workspace of a directory under it that has none, such as an unpacked download. Started
+//! in that parent itself, it is the workspace, as the person asked; the component then
+//! keeps the agent from writing the person's USER.md there under `--global-user read`.
 
 use std::path::{Path, PathBuf};
 
@@ -53,7 +56,8 @@ impl How {
 
 /// The workspace `flag` (the `--workspace` argument) and the environment mean, and how it
 /// was chosen; an error when the one named does not exist or is not a directory.
-pub fn locate(flag: Option<PathBuf>) -> Result<(PathBuf, How), String> {
+/// `global_dir` is the person's own `.metis/` when named other than `~/.metis`.
+pub fn locate(flag: Option<PathBuf>, global_dir: Option<&Path>) -> Result<(PathBuf, How), String> {
     let named = match flag {
         Some(dir) => Some((dir, How::Flag)),
         None => std::env::var_os(WORKSPACE_ENV)
@@ -81,25 +85,38 @@ pub fn locate(flag: Option<PathBuf>) -> Result<(PathBuf, How), String> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|home| home.is_absolute());
-    Ok(search_up(&here, home.as_deref()))
+    let global_dir = global_dir
+        .filter(|dir| dir.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| home.as_ref().map(|home| home.join(".metis")));
+    Ok(search_up(&here, home.as_deref(), global_dir.as_deref()))
 }
 
 /// The nearest directory at or above `start` with a `.metis`, stopping at a repository's
-/// root, where another filesystem begins, or at `home` (unless `start` is home itself).
-fn search_up(start: &Path, home: Option<&Path>) -> (PathBuf, How) {
+/// root, where another filesystem begins, or at the person's own memory (unless `start`
+/// is where it is): `home`, the parent of `global_dir` (as named, and where a link at
+/// its name leads), or a directory whose `.metis` is `global_dir`.
+fn search_up(start: &Path, home: Option<&Path>, global_dir: Option<&Path>) -> (PathBuf, How) {
     let device = device_of(start);
-    let canonical_home = home.and_then(|home| std::fs::canonicalize(home).ok());
-    let is_home = |dir: &Path| {
-        home.is_some_and(|home| dir == home)
-            || canonical_home
-                .as_ref()
-                .is_some_and(|home| std::fs::canonicalize(dir).ok().as_ref() == Some(home))
+    let global = global_dir.and_then(identity);
+    let mut stops: Vec<(u64, u64)> = Vec::new();
+    stops.extend(home.and_then(identity));
+    if let Some(dir) = global_dir {
+        stops.extend(dir.parent().and_then(identity));
+        let real = std::fs::canonicalize(dir).ok();
+        stops.extend(real.as_deref().and_then(Path::parent).and_then(identity));
+    }
+    let is_own_memory = |dir: &Path| {
+        let id = identity(dir);
+        home == Some(dir)
+            || id.is_some_and(|id| stops.contains(&id))
+            || global.is_some_and(|global| identity(&dir.join(".metis")) == Some(global))
     };
     for dir in start.ancestors() {
         if dir != start && device.is_some() && device_of(dir) != device {
             break;
         }
-        if dir != start && is_home(dir) {
+        if dir != start && is_own_memory(dir) {
             break;
         }
         // A `.metis` of any kind counts: a link or a file there is this workspace's,
@@ -112,6 +129,20 @@ fn search_up(start: &Path, home: Option<&Path>) -> (PathBuf, How) {
         }
     }
     (start.to_path_buf(), How::CurrentDirectory)
+}
+
+/// Which directory `dir` is (through links): its device and inode.
+#[cfg(unix)]
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_dir: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 #[cfg(unix)]

@@ -7,6 +7,7 @@
 #[macro_use]
 mod output;
 
+mod bounded;
 mod color;
 mod diff;
 mod dry_run;
@@ -16,8 +17,10 @@ mod failure;
 mod init;
 mod input;
 mod locate;
+mod looking_git;
 mod mcp;
 mod merge;
+mod precommit;
 mod scratch;
 mod session;
 mod status;
@@ -568,7 +571,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (root, located) = match locate::locate(args.workspace) {
+    let (root, located) = match locate::locate(args.workspace, args.global_user_dir.as_deref()) {
         Ok(found) => found,
         Err(message) => {
             usage_error(args.json, &message);

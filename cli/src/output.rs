@@ -278,10 +278,18 @@ impl Output {
             None => say!("memory in {}\n", ws.metis_dir().display()),
         }
         if let Some(global) = ws.global_user() {
-            let who = if global.writes() {
-                "the agent's USER.md facts go there"
-            } else {
-                "the agent reads it; its USER.md facts go to the workspace"
+            // Where the component sends them (the core's rule), not what the flag alone says.
+            let who = match (ws.tool_user_file(), ws.global_is_workspace()) {
+                (None, _) => {
+                    "it is this workspace's .metis/: the agent reads it, and its USER.md writes are refused"
+                }
+                (Some(MemoryFile::User), true) => {
+                    "it is this workspace's .metis/: the agent's USER.md facts go there"
+                }
+                (Some(MemoryFile::User), false) => {
+                    "the agent reads it; its USER.md facts go to the workspace"
+                }
+                (Some(_), _) => "the agent's USER.md facts go there",
             };
             say!("global user memory in {} ({who})\n", global.dir().display());
         }

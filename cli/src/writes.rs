@@ -135,18 +135,16 @@ fn changes(ws: &Workspace, result: &WriteResult, before: Option<&str>) -> Option
     diff::of_write(result, before?, &after)
 }
 
-/// The file a tool call writes, if its input names one as the schema spells it (its
-/// `USER.md` is the user's own with global user memory on and the agent writing it);
+/// The file a tool call writes, if its input names one as the schema spells it and the
+/// agent may write it (its `USER.md` is whichever the component's rule makes it, or none);
 /// the component decides everything else about the input.
 pub fn written_file(ws: &Workspace, input: &str) -> Option<MemoryFile> {
     let value: Value = serde_json::from_str(input).ok()?;
     let file = MemoryFile::ALL
         .into_iter()
         .find(|file| value.get("file").and_then(Value::as_str) == Some(file.file_name()))?;
-    let agent_writes_global =
-        ws.global_user().is_some_and(|global| global.writes()) && !ws.global_is_workspace();
-    Some(match file {
-        MemoryFile::User if agent_writes_global => MemoryFile::GlobalUser,
-        file => file,
-    })
+    match file {
+        MemoryFile::User => ws.tool_user_file(),
+        file => Some(file),
+    }
 }

@@ -3,6 +3,7 @@
 //! trapped write and a kept instance treat it as they treat the workspace's.
 
 mod common;
+mod global_user_places;
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, chown};
@@ -108,8 +109,15 @@ fn the_users_own_directory_must_be_theirs() {
         prompt.is_err(),
         "a foreign ~/.metis reached the prompt: {prompt:?}"
     );
+    // Trusting foreign workspaces does not reach the person's own memory: whoever owns
+    // it reaches every workspace's prompt.
     let trusted = s.t.ws.clone().trust_foreign_metis();
-    assert_eq!(trusted.read(G).unwrap(), "- planted by someone else\n");
+    let refused = trusted.read(G).unwrap_err();
+    assert!(
+        matches!(&refused, Error::Workspace(m) if m.contains("it is your own memory, which --trust-foreign-metis does not reach")),
+        "{refused}"
+    );
+    assert!(trusted.assemble_system_prompt("").is_err());
 }
 
 #[test]
@@ -432,5 +440,134 @@ fn a_refused_users_directory_refuses_the_call_and_leaves_nothing_behind() {
     assert!(
         !s.global_dir().exists(),
         "the refused call left the ~/.metis it created"
+    );
+}
+
+/// Every case of `tests/surfaces/global_user_places.json` through the library: the
+/// workspace opened where the case says, with the case's options.
+#[test]
+fn the_places_table_through_the_library() {
+    use global_user_places::{Outcome, Place};
+    let (cases, _) = global_user_places::cases();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let place = Place::new(case);
+        let mut ws = metis_memory::Workspace::open(place.workspace());
+        if place.mode() != "off" {
+            let global = GlobalUser::at(place.global_dir()).agent_writes(place.mode() == "write");
+            ws = ws.with_global_user(global);
+        }
+        if place.flag("follow_metis_link") {
+            ws = ws.follow_metis_link();
+        }
+        if place.flag("trust_foreign_metis") {
+            ws = ws.trust_foreign_metis();
+        }
+        let outcome = place.run("library", |step| {
+            if let Some(tool) = step["tool"].as_str() {
+                return match ws.call_tool(tool, &step["input"].to_string()) {
+                    Ok(done) => Outcome::Ran {
+                        ok: true,
+                        text: done.text,
+                    },
+                    Err(Error::Tool(refused)) => Outcome::Ran {
+                        ok: false,
+                        text: refused.message,
+                    },
+                    Err(other) => Outcome::Failed(other.to_string()),
+                };
+            }
+            let add = &step["person_add"];
+            let file = MemoryFile::parse(add["file"].as_str().unwrap()).unwrap();
+            match ws.add_entry(file, add["entry"].as_str().unwrap()) {
+                Ok(_) => Outcome::Ran {
+                    ok: true,
+                    text: String::new(),
+                },
+                Err(e @ Error::Workspace(_)) => Outcome::Failed(e.to_string()),
+                Err(e) => Outcome::Ran {
+                    ok: false,
+                    text: e.to_string(),
+                },
+            }
+        });
+        failures.extend(outcome.err());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every case of `tests/surfaces/global_user_places.json` through the CLI, started where
+/// the case says without --workspace (so found as a shell finds it), `HOME` the case's.
+#[test]
+fn the_places_table_through_the_cli() {
+    use global_user_places::{Outcome, Place};
+    let (cases, _) = global_user_places::cases();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let place = Place::new(case);
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+                .args(place.cli_args())
+                .arg("--json")
+                .args(args)
+                .current_dir(place.start())
+                .env("HOME", place.home())
+                .env_remove("METIS_WORKSPACE")
+                .output()
+                .unwrap();
+            let text = format!("{}{}", stdout(&out), stderr(&out));
+            if out.status.success() {
+                return Outcome::Ran { ok: true, text };
+            }
+            let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            match reply["error"]["kind"].as_str() {
+                Some("workspace") => Outcome::Failed(text),
+                _ => Outcome::Ran { ok: false, text },
+            }
+        };
+        let outcome = place.run("cli", |step| {
+            if let Some(tool) = step["tool"].as_str() {
+                return run(&["call", tool, &step["input"].to_string()]);
+            }
+            let add = &step["person_add"];
+            run(&[
+                "add",
+                add["file"].as_str().unwrap(),
+                add["entry"].as_str().unwrap(),
+            ])
+        });
+        failures.extend(outcome.err());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `status` at home says what the component does with the agent's USER.md there, not
+/// what the flag alone would mean elsewhere.
+#[test]
+fn status_at_home_says_where_the_agents_user_md_writes_go() {
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir(home.path().join(".metis")).unwrap();
+    let status = |mode: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_metis-memory"))
+            .args(["--global-user", mode, "status"])
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("METIS_WORKSPACE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let read = status("read");
+    assert!(
+        read.contains(
+            "it is this workspace's .metis/: the agent reads it, and its USER.md writes are refused"
+        ),
+        "{read}"
+    );
+    let write = status("write");
+    assert!(
+        write.contains("it is this workspace's .metis/: the agent's USER.md facts go there"),
+        "{write}"
     );
 }

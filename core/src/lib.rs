@@ -16,6 +16,7 @@ mod edit;
 mod error;
 mod file;
 pub mod git;
+pub mod global_user;
 pub mod lock;
 pub mod merge;
 mod prompt;
@@ -31,7 +32,8 @@ pub use file::{GLOBAL_USER_NAME, MemoryFile};
 /// The poisoning scan: its own crate (`scan/`), below the core.
 pub use metis_memory_scan as scan;
 pub use prompt::{
-    ComposedPrompt, PromptLayout, PromptSource, assemble_system_prompt, compose_system_prompt,
+    ComposedPrompt, PromptLayout, PromptSource, assemble_in_layout, assemble_system_prompt,
+    compose_system_prompt, not_text_note,
 };
 pub use refusal::scan_refusal;
 pub use text::{decode_utf8, into_text, python_strip};

@@ -8,6 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::audit::AuditPolicy;
+use crate::global_user::UserFile;
 use crate::scan::ScanPolicy;
 use crate::text::decode_utf8;
 use crate::tool_call::{CallOptions, EMPTY_SHA256, OwnWrite, ToolRefusal, ToolSuccess, fenced};
@@ -127,7 +128,7 @@ impl Session {
     /// The options a tool call runs under in this session: a consolidate of a file the
     /// model was shown is held to that version, and of a file it was shown nothing of, to
     /// the empty file (nothing to lose), so no consolidate drops what the model never saw.
-    pub fn options(&self, scan: ScanPolicy, user_file: MemoryFile) -> CallOptions {
+    pub fn options(&self, scan: ScanPolicy, user_file: UserFile) -> CallOptions {
         CallOptions {
             scan,
             seen: self.seen.clone(),
@@ -327,7 +328,7 @@ mod tests {
         let outcome = run_tool_call(
             "memory_consolidate",
             input.into(),
-            &session.options(ScanPolicy::ALL, MemoryFile::User),
+            &session.options(ScanPolicy::ALL, UserFile::File(MemoryFile::User)),
             on(current),
         );
         session.observe(&outcome);
@@ -425,7 +426,7 @@ mod tests {
         assert!(call(&mut fresh, KEEP_A, current).is_ok());
         // Outside a session (the WIT's `call`), nothing is held.
         let unheld = CallOptions {
-            user_file: MemoryFile::User,
+            user_file: UserFile::File(MemoryFile::User),
             ..CallOptions::scan_all()
         };
         assert!(run_tool_call("memory_consolidate", KEEP_A.into(), &unheld, on(current)).is_ok());
@@ -435,7 +436,7 @@ mod tests {
         run_tool_call(
             "memory_consolidate",
             KEEP_A.into(),
-            &session.options(ScanPolicy::ALL, MemoryFile::User),
+            &session.options(ScanPolicy::ALL, UserFile::File(MemoryFile::User)),
             on(current),
         )
         .unwrap_err()

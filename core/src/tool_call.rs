@@ -7,6 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::audit::audit;
+use crate::global_user::{READ_ONLY_USER_FILE, UserFile};
 use crate::scan::{self, ScanPolicy};
 use crate::{
     Edit, MemoryEvent, MemoryFile, Operation, StoreError, WriteResult, events, parse_tool_call,
@@ -26,8 +27,9 @@ pub struct CallOptions {
     pub withheld: Vec<MemoryFile>,
     /// The file a tool call's `USER.md` is: the workspace's ([`MemoryFile::User`]), or
     /// the user's own when the person chose that the agent writes user facts there
-    /// ([`MemoryFile::GlobalUser`]).
-    pub user_file: MemoryFile,
+    /// ([`MemoryFile::GlobalUser`]), or none (see
+    /// [`tool_user_file`](crate::global_user::tool_user_file)).
+    pub user_file: UserFile,
     /// Whether a `memory_consolidate` of a file not in `seen` is held to the empty file:
     /// in a session the model has been shown nothing of such a file, so it may rewrite
     /// it only when there is nothing to lose. Off for the WIT's `call` and
@@ -58,7 +60,7 @@ impl CallOptions {
             scan: ScanPolicy::ALL,
             seen: Vec::new(),
             withheld: Vec::new(),
-            user_file: MemoryFile::User,
+            user_file: UserFile::File(MemoryFile::User),
             hold_unseen: false,
             own: Vec::new(),
         }
@@ -297,9 +299,12 @@ pub fn run_tool_call(
     // Free the raw input before the write: it may be as large as the host allows.
     drop(input);
     let operation = call.operation();
-    let file = match call.file() {
-        MemoryFile::User => options.user_file,
-        file => file,
+    let file = match (call.file(), options.user_file) {
+        (MemoryFile::User, UserFile::File(file)) => file,
+        (MemoryFile::User, UserFile::Refused) => {
+            return Err(ToolRefusal::says(READ_ONLY_USER_FILE.into()));
+        }
+        (file, _) => file,
     };
     if options.withheld.contains(&file) {
         return Err(ToolRefusal::says(format!(
@@ -501,7 +506,7 @@ pub(crate) mod tests {
     fn user_md_is_the_file_the_host_chose_for_it() {
         let add = || r#"{"file":"USER.md","entry":"- name: Sam"}"#.to_string();
         let global = CallOptions {
-            user_file: MemoryFile::GlobalUser,
+            user_file: UserFile::File(MemoryFile::GlobalUser),
             ..CallOptions::scan_all()
         };
         let done = run_tool_call("memory_add", add(), &global, on("")).unwrap();
@@ -574,7 +579,7 @@ pub(crate) mod tests {
         let add = r#"{"file":"MEMORY.md","entry":"- builds with cargo"}"#;
         let message = refused(flagged, "memory_add", add);
         assert!(
-            message.contains("at line 1 of MEMORY.md, which was already there before this call"),
+            message.contains("line 1 of MEMORY.md, which was already there before this call"),
             "{message}"
         );
         // A replace that keeps the line: the file's; one that writes a phrase: the call's.

@@ -152,7 +152,14 @@ impl Guest for Component {
             )?;
             return Ok(core::assemble_system_prompt(&base, &user, &memory));
         }
-        Ok(compose(&base, AuditPolicy::Off)?.text)
+        // Not `compose`: that leaves a file that is not text out, and this call's
+        // contract is to fail on one.
+        let dir = MetisDir::open();
+        Ok(core::assemble_in_layout(
+            &base,
+            |file| dir.read(file),
+            prompt_layout(&dir),
+        )?)
     }
 
     fn compose_system_prompt(
@@ -298,16 +305,14 @@ fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreErr
     outcome
 }
 
-/// The file a tool call's `USER.md` is: the user's own when the host says the agent
-/// writes it, unless the workspace's `.metis/` is the user's own (a workspace at home),
-/// where the two are one file, held as the workspace's.
-pub(crate) fn user_file() -> core::MemoryFile {
-    match settings::user_file() {
-        core::MemoryFile::GlobalUser if MetisDir::open().global_is_workspace() => {
-            core::MemoryFile::User
-        }
-        file => file,
-    }
+/// The file a tool call's `USER.md` is, by the core's rule: the fact it needs, whether
+/// the workspace's `.metis/` is the user's own, is the pre-opened directories' own, so no
+/// host can get it wrong.
+pub(crate) fn user_file() -> core::global_user::UserFile {
+    core::global_user::tool_user_file(
+        settings::global_user_mode(),
+        MetisDir::open().global_is_workspace(),
+    )
 }
 
 /// The lock of the write this call made, held until the call has built everything it

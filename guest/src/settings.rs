@@ -2,7 +2,8 @@
 
 use alloc::string::String;
 
-use metis_memory_core::{MemoryFile, PromptLayout};
+use metis_memory_core::PromptLayout;
+use metis_memory_core::global_user::GlobalUserMode;
 
 /// Whether the host opened the workspace read-only (`METIS_MEMORY_READ_ONLY=1`): every
 /// write is refused with `read-only` before it touches anything, whatever the host's
@@ -29,11 +30,11 @@ pub(crate) fn owner_token() -> u64 {
 }
 
 /// Global user memory, as the host set it (`METIS_MEMORY_GLOBAL_USER`, see `wit/world.wit`):
-/// `None` when off, else the file a tool call's `USER.md` is.
-pub(crate) fn global_user() -> Option<MemoryFile> {
+/// `None` when off, else who writes the user's own USER.md.
+pub(crate) fn global_user_mode() -> Option<GlobalUserMode> {
     match environment_value("METIS_MEMORY_GLOBAL_USER")?.as_str() {
-        "read" => Some(MemoryFile::User),
-        "write" => Some(MemoryFile::GlobalUser),
+        "read" => Some(GlobalUserMode::Read),
+        "write" => Some(GlobalUserMode::Write),
         _ => None,
     }
 }
@@ -42,14 +43,9 @@ pub(crate) fn global_user() -> Option<MemoryFile> {
 /// (`METIS_MEMORY_PROMPT_BUDGET=1`).
 pub(crate) fn prompt_layout() -> PromptLayout {
     PromptLayout {
-        global_user: global_user().is_some(),
+        global_user: global_user_mode().is_some(),
         budget: environment_says("METIS_MEMORY_PROMPT_BUDGET"),
     }
-}
-
-/// The file a tool call's `USER.md` is.
-pub(crate) fn user_file() -> MemoryFile {
-    global_user().unwrap_or(MemoryFile::User)
 }
 
 fn environment_value(variable: &str) -> Option<String> {

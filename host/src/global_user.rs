@@ -84,14 +84,15 @@ impl GlobalUser {
 
     /// The directory opened for pre-opening, `None` if it does not exist. It may be a
     /// link (the person's own dotfiles), but like a workspace's `.metis/` it must be
-    /// theirs and not writable by every user, unless `trust_foreign`.
-    pub(crate) fn open(&self, trust_foreign: bool) -> Result<Option<OpenedDir>, Error> {
+    /// theirs and not writable by every user, whatever a workspace trusts: a workspace's
+    /// `--trust-foreign-metis` is about that workspace, and whoever controls this
+    /// directory reaches every workspace's prompt.
+    pub(crate) fn open(&self) -> Result<Option<OpenedDir>, Error> {
+        use crate::trust::OWN_MEMORY;
         let dir = self.checked_dir()?;
-        if !trust_foreign {
-            check_link_owner(dir)?;
-            if let Some(parent) = dir.parent() {
-                crate::trust::check_root(parent)?;
-            }
+        check_link_owner(dir)?;
+        if let Some(parent) = dir.parent() {
+            crate::trust::check_root_saying(parent, OWN_MEMORY)?;
         }
         let file = match crate::opened::open(dir, true, true) {
             Ok(file) => file,
@@ -106,9 +107,7 @@ impl GlobalUser {
         let meta = file
             .metadata()
             .map_err(|e| Error::Workspace(format!("cannot access {}: {e}", dir.display())))?;
-        if !trust_foreign {
-            crate::trust::check_owner(dir, &meta)?;
-        }
+        crate::trust::check_owner_saying(dir, &meta, OWN_MEMORY)?;
         Ok(Some(OpenedDir {
             path: crate::opened::descriptor_path(&file).unwrap_or_else(|| dir.to_owned()),
             id: crate::workspace::identity(&meta),
@@ -160,9 +159,10 @@ fn check_link_owner(dir: &Path) -> Result<(), Error> {
         let euid = unsafe { libc::geteuid() };
         if meta.file_type().is_symlink() && meta.uid() != euid {
             return Err(Error::Workspace(format!(
-                "{} is a symbolic link made by uid {}, not by this user (uid {euid}): another user could lead it anywhere, so it is not used (if you trust it, pass --trust-foreign-metis, or use Workspace::trust_foreign_metis)",
+                "{} is a symbolic link made by uid {}, not by this user (uid {euid}): another user could lead it anywhere, so it is not used ({})",
                 dir.display(),
-                meta.uid()
+                meta.uid(),
+                crate::trust::OWN_MEMORY
             )));
         }
     }

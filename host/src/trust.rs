@@ -17,9 +17,22 @@ use crate::Error;
 const OPT_IN: &str =
     "if you trust it, pass --trust-foreign-metis, or use Workspace::trust_foreign_metis";
 
+/// What to do about the person's own `.metis/`: no opt-in reaches it, since whoever
+/// controls it reaches every workspace's prompt, and it is theirs to fix.
+pub(crate) const OWN_MEMORY: &str = "it is your own memory, which --trust-foreign-metis does not reach: make it yours and private (chown, chmod 700), or name another directory with --global-user-dir";
+
 /// `.metis` (its metadata, from the opened directory) must be owned by this process's
 /// effective user, and not writable by every user.
 pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
+    check_owner_saying(metis, meta, OPT_IN)
+}
+
+/// [`check_owner`], its refusal ending with `what_to_do`.
+pub(crate) fn check_owner_saying(
+    metis: &Path,
+    meta: &Metadata,
+    what_to_do: &str,
+) -> Result<(), Error> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -27,7 +40,7 @@ pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
         let euid = unsafe { libc::geteuid() };
         if meta.uid() != euid {
             return Err(Error::Workspace(format!(
-                "{} belongs to uid {}, not to this user (uid {euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ({OPT_IN})",
+                "{} belongs to uid {}, not to this user (uid {euid}): another user could put entries into this agent's prompt and read what it adds, so it is not used ({what_to_do})",
                 metis.display(),
                 meta.uid()
             )));
@@ -35,7 +48,7 @@ pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
         // Sticky or not: another user may still create a file that is missing in it.
         if meta.mode() & 0o002 != 0 {
             return Err(Error::Workspace(format!(
-                "{} can be written by every user, so another user could put entries into this agent's prompt: it is not used ({OPT_IN})",
+                "{} can be written by every user, so another user could put entries into this agent's prompt: it is not used ({what_to_do})",
                 metis.display()
             )));
         }
@@ -48,6 +61,11 @@ pub(crate) fn check_owner(metis: &Path, meta: &Metadata) -> Result<(), Error> {
 /// The workspace root must not be writable by every user, unless sticky (as `/tmp` is:
 /// then only its owner may rename or remove `.metis`).
 pub(crate) fn check_root(root: &Path) -> Result<(), Error> {
+    check_root_saying(root, OPT_IN)
+}
+
+/// [`check_root`], its refusal ending with `what_to_do`.
+pub(crate) fn check_root_saying(root: &Path, what_to_do: &str) -> Result<(), Error> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -58,7 +76,7 @@ pub(crate) fn check_root(root: &Path) -> Result<(), Error> {
         let mode = meta.mode();
         if mode & 0o002 != 0 && mode & 0o1000 == 0 {
             return Err(Error::Workspace(format!(
-                "{} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ({OPT_IN})",
+                "{} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ({what_to_do})",
                 root.display()
             )));
         }

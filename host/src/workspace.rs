@@ -146,16 +146,48 @@ impl Workspace {
         files
     }
 
-    /// Whether the user's own `.metis/` is this workspace's (a workspace at home): then
-    /// the two USER.md are one file, which the component composes and writes as the
-    /// workspace's.
+    /// Whether the user's own `.metis/` is this workspace's (a workspace at home, at the
+    /// parent of the user's own directory, or with a `.metis` linked to it): then the two
+    /// USER.md are one file, which the component composes as the workspace's. Before
+    /// either exists, whether the first write would make them one (the workspace is the
+    /// parent of the user's own `.metis`), as the component will find once it has.
     pub fn global_is_workspace(&self) -> bool {
         let Some(global) = &self.global_user else {
             return false;
         };
         let metis = self.existing_metis_dir().ok().flatten();
-        let global = global.existing().ok().flatten();
-        metis.is_some_and(|metis| Some(identity(&metis)) == global)
+        match (metis, global.existing().ok().flatten()) {
+            (Some(metis), global) => Some(identity(&metis)) == global,
+            (None, Some(_)) => false,
+            (None, None) => {
+                let dir = global.dir();
+                let parent = dir.parent().and_then(|parent| fs::metadata(parent).ok());
+                let root = fs::metadata(&self.root).ok();
+                dir.file_name() == Some(".metis".as_ref())
+                    && parent.is_some_and(|parent| {
+                        root.is_some_and(|root| identity(&parent) == identity(&root))
+                    })
+            }
+        }
+    }
+
+    /// The file a tool call's `USER.md` writes here, by the component's own rule
+    /// ([`tool_user_file`](metis_memory_core::global_user::tool_user_file)); `None` when
+    /// the agent may write no USER.md here: its `.metis/` is the user's own, which global
+    /// user memory's `read` keeps from the agent.
+    pub fn tool_user_file(&self) -> Option<MemoryFile> {
+        use metis_memory_core::global_user::{GlobalUserMode, UserFile, tool_user_file};
+        let mode = self.global_user.as_ref().map(|global| {
+            if global.writes() {
+                GlobalUserMode::Write
+            } else {
+                GlobalUserMode::Read
+            }
+        });
+        match tool_user_file(mode, self.global_is_workspace()) {
+            UserFile::File(file) => Some(MemoryFile::from_core(file)),
+            UserFile::Refused => None,
+        }
     }
 
     /// What every instance of this workspace is told (see `runtime::Settings`).
@@ -170,7 +202,7 @@ impl Workspace {
     /// The user's own `.metis/`, opened, if global user memory is on and it exists.
     fn open_global_dir(&self) -> Result<Option<OpenedDir>, Error> {
         match &self.global_user {
-            Some(global) => global.open(self.trust_foreign_metis),
+            Some(global) => global.open(),
             None => Ok(None),
         }
     }

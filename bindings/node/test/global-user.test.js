@@ -3,7 +3,7 @@
 // pre-opened beside the workspace's at guest path `global-metis` and the settings reach the
 // instance as its environment, the component deciding the rest; the directory is created
 // (0700) by a write and never by a read, removed again when that write fails, refused when
-// another user owns it unless trustForeignMetis, and checked, like `.metis/`, before every
+// another user owns it whatever trustForeignMetis says, and checked, like `.metis/`, before every
 // read on the kept instance, which is only used on the directory it was made for. Every
 // home here is a temporary directory, never the real one.
 
@@ -26,7 +26,9 @@ import {
 const G = "~/.metis/USER.md";
 const FOREIGN_UID = 4242;
 const posix = process.platform !== "win32";
-const TRUST_HINT = "(if you trust it, pass { trustForeignMetis: true } to openWorkspace)";
+// What a refusal of the user's own `.metis/` says to do: no opt-in reaches it.
+const OWN_MEMORY_HINT =
+  "(it is your own memory, which { trustForeignMetis: true } does not reach: make it yours and private (chown, chmod 700), or give globalUser another dir)";
 
 function tempDir(t, prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -201,11 +203,11 @@ function foreignGlobal(global) {
 }
 
 function foreignMessage(global) {
-  return `${global} belongs to uid ${FOREIGN_UID}, not to this user (uid ${process.geteuid()}): another user could put entries into this agent's prompt and read what it adds, so it is not used (if you trust it, pass { trustForeignMetis: true } to openWorkspace)`;
+  return `${global} belongs to uid ${FOREIGN_UID}, not to this user (uid ${process.geteuid()}): another user could put entries into this agent's prompt and read what it adds, so it is not used ${OWN_MEMORY_HINT}`;
 }
 
 test(
-  "a user's own .metis/ another uid owns is neither read nor written, unless trustForeignMetis",
+  "a user's own .metis/ another uid owns is neither read nor written, even with trustForeignMetis",
   { skip: !posix && "no uids on Windows" },
   async (t) => {
     const { root, metis, global } = setup(t);
@@ -229,8 +231,8 @@ test(
     }
     assert.deepEqual({ root: snapshot(root), global: snapshot(global) }, before, "a refused call changed something");
     const trusted = openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true });
-    assert.equal(await trusted.read(G), "- planted by another user\n");
-    assert.match(await trusted.assembleSystemPrompt(""), /planted by another user/);
+    await assert.rejects(trusted.read(G), { message: foreignMessage(global) });
+    await assert.rejects(trusted.assembleSystemPrompt(""), { message: foreignMessage(global) });
   },
 );
 
@@ -412,7 +414,7 @@ test("a directory of one's own that is not absolute is kept as given and refused
 });
 
 test(
-  "a link at the user's own .metis another user made is not followed, unless trustForeignMetis",
+  "a link at the user's own .metis another user made is not followed, even with trustForeignMetis",
   { skip: !posix && "no uids on Windows" },
   async (t) => {
     // In a home every user can write, another user could plant a link there leading to a
@@ -429,7 +431,7 @@ test(
       if (e.code === "EPERM") return t.skip("not root: this process cannot make a link another user's");
       throw e;
     }
-    const message = `${global} is a symbolic link made by uid ${FOREIGN_UID}, not by this user (uid ${process.geteuid()}): another user could lead it anywhere, so it is not used ${TRUST_HINT}`;
+    const message = `${global} is a symbolic link made by uid ${FOREIGN_UID}, not by this user (uid ${process.geteuid()}): another user could lead it anywhere, so it is not used ${OWN_MEMORY_HINT}`;
     const ws = openWorkspace(root, { globalUser: { dir: global, agentWrites: true } });
     await refusedWith(
       {
@@ -445,14 +447,14 @@ test(
     );
     assert.equal(fs.readFileSync(path.join(real, "USER.md"), "utf8"), "- name: Sam\n");
     assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
-    assert.equal(await openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), "- name: Sam\n");
+    await assert.rejects(openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), { message });
     fs.lchownSync(global, process.geteuid(), process.getegid());
     assert.equal(await ws.read(G), "- name: Sam\n");
   },
 );
 
 test(
-  "a user's own .metis/ in a directory every user can write is refused, unless sticky or trusted",
+  "a user's own .metis/ in a directory every user can write is refused, unless sticky, even with trustForeignMetis",
   { skip: !posix && "no mode bits on Windows" },
   async (t) => {
     // Its parent is checked as a workspace root is: anyone could replace it there.
@@ -460,7 +462,7 @@ test(
     given(global, { "USER.md": "- name: Sam\n" });
     fs.chmodSync(global, 0o700);
     const ws = openWorkspace(root, { globalUser: { dir: global, agentWrites: true } });
-    const message = `${home} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${TRUST_HINT}`;
+    const message = `${home} can be written by every user and has no sticky bit, so another user could replace .metis/ in it: it is not used ${OWN_MEMORY_HINT}`;
     fs.chmodSync(home, 0o777);
     await refusedWith(
       {
@@ -472,7 +474,7 @@ test(
     );
     assert.equal(fs.readFileSync(path.join(global, "USER.md"), "utf8"), "- name: Sam\n");
     assert.ok(!fs.existsSync(metis), "a refused write left the .metis/ it created");
-    assert.equal(await openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), "- name: Sam\n");
+    await assert.rejects(openWorkspace(root, { globalUser: { dir: global }, trustForeignMetis: true }).read(G), { message });
     for (const mode of [0o1777, 0o775]) {
       fs.chmodSync(home, mode);
       assert.equal(await ws.read(G), "- name: Sam\n", mode.toString(8));
@@ -526,3 +528,69 @@ test("at home the user's own USER.md is the workspace's, and listed once", async
   assert.deepEqual(openWorkspace(home).memoryFiles(), ["MEMORY.md", "USER.md"]);
   assert.equal(openWorkspace(home).globalIsWorkspace(), false);
 });
+
+// The places table (tests/surfaces/global_user_places.json), as every surface runs it: the
+// agent never writes the person's own USER.md under `read`, whatever the workspace.
+const places = (() => {
+  const root = process.env.METIS_REPO_ROOT;
+  if (!root) return [];
+  return JSON.parse(fs.readFileSync(path.join(root, "tests", "surfaces", "global_user_places.json"), "utf8")).cases;
+})();
+
+test("the places table is found (METIS_REPO_ROOT, set by scripts/test-node)", () => {
+  assert.ok(places.length > 0, "METIS_REPO_ROOT is not set: run this suite through scripts/test-node");
+});
+
+for (const c of places) {
+  test(`places: ${c.name}`, { skip: !posix && "no links or modes on Windows" }, async (t) => {
+    const base = tempDir(t, "metis-node-places-");
+    for (const dir of c.dirs ?? []) fs.mkdirSync(path.join(base, dir), { recursive: true });
+    for (const [file, content] of Object.entries(c.given ?? {})) {
+      fs.mkdirSync(path.dirname(path.join(base, file)), { recursive: true });
+      fs.writeFileSync(path.join(base, file), content);
+    }
+    for (const [link, target] of Object.entries(c.links ?? {})) fs.symlinkSync(path.join(base, target), path.join(base, link));
+    for (const [p, mode] of Object.entries(c.modes ?? {})) fs.chmodSync(path.join(base, p), parseInt(mode, 8));
+    const ws = openWorkspace(path.join(base, c.workspace), {
+      globalUser: c.global_user === "off" ? undefined : { dir: path.join(base, c.global_dir), agentWrites: c.global_user === "write" },
+      followMetisLink: c.follow_metis_link === true,
+      trustForeignMetis: c.trust_foreign_metis === true,
+    });
+    for (const [n, step] of c.steps.entries()) {
+      const at = `step ${n + 1}`;
+      if (step.files) {
+        for (const [file, expected] of Object.entries(step.files)) {
+          const p = path.join(base, file);
+          if (expected === null) assert.ok(!fs.existsSync(p) && !isLink(p), `${at}: ${file} exists`);
+          else assert.equal(fs.readFileSync(p, "utf8"), expected, `${at}: ${file}`);
+        }
+        continue;
+      }
+      const expect = step.expect;
+      let ok;
+      let text = "";
+      let failed = false;
+      try {
+        if (step.tool) text = (await ws.callTool(step.tool, step.input)).text;
+        else await ws.addEntry(step.person_add.file, step.person_add.entry);
+        ok = true;
+      } catch (e) {
+        if (e instanceof WorkspaceError) failed = true;
+        else if (!(e instanceof ToolError)) throw e;
+        ok = false;
+        text = e.message;
+      }
+      assert.equal(failed, expect.error === true, `${at}: ${text}`);
+      if (expect.ok !== undefined) assert.equal(ok, expect.ok, `${at}: ${text}`);
+      for (const want of expect.text_contains ?? []) assert.ok(text.includes(want), `${at}: ${text}`);
+    }
+  });
+}
+
+function isLink(p) {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}

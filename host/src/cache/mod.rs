@@ -247,10 +247,7 @@ fn write_file(key: &[u8; 32], path: &Path, name: &str, bytes: &[u8]) -> std::io:
         )));
     }
     let dir = path.parent().expect("a cache file has a directory");
-    let temp = dir.join(format!(
-        ".{name}.{:016x}.tmp",
-        crate::token::owner_token()
-    ));
+    let temp = dir.join(format!(".{name}.{:016x}.tmp", crate::token::owner_token()));
     let written = (|| -> std::io::Result<()> {
         let mut options = fs::File::options();
         options.write(true).create_new(true);

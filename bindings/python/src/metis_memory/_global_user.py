@@ -81,17 +81,17 @@ def existing(global_user: GlobalUser) -> DirId | None:
     return (info.st_dev, info.st_ino)
 
 
-def open_dir(global_user: GlobalUser, trust_foreign: bool) -> _preopen.OpenedDir | None:
+def open_dir(global_user: GlobalUser) -> _preopen.OpenedDir | None:
     """The directory opened for pre-opening (`None` if it does not exist), following a
-    link, and checked as a workspace's `.metis/` is (`_trust.check_owner`) unless
-    `trust_foreign`: the instance gets exactly the directory opened and checked here.
-    Before it is opened, a link at its name must be this user's own, and its parent is
-    checked as a workspace root is (`_trust.check_root`)."""
+    link, and checked as a workspace's `.metis/` is (`_trust.check_owner`), whatever the
+    store trusts (`trust_foreign_metis` is about a workspace; whoever controls this
+    directory reaches every workspace's prompt): the instance gets exactly the directory
+    opened and checked here. Before it is opened, a link at its name must be this user's
+    own, and its parent is checked as a workspace root is (`_trust.check_root`)."""
     directory = checked_dir(global_user)
-    if not trust_foreign:
-        _check_link_owner(directory)
-        if directory.parent != directory:
-            _trust.check_root(directory.parent)
+    _check_link_owner(directory)
+    if directory.parent != directory:
+        _trust.check_root(directory.parent, _trust.OWN_MEMORY)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(directory, flags)
@@ -100,8 +100,7 @@ def open_dir(global_user: GlobalUser, trust_foreign: bool) -> _preopen.OpenedDir
     except OSError as e:
         raise MetisWorkspaceError(f"cannot open {directory}: {e}") from e
     def check() -> None:
-        if not trust_foreign:
-            _trust.check_owner(directory, fd)
+        _trust.check_owner(directory, fd, _trust.OWN_MEMORY)
 
     return _preopen.opened(fd, directory, check)
 
@@ -176,5 +175,5 @@ def _check_link_owner(directory: Path) -> None:
         raise MetisWorkspaceError(
             f"{directory} is a symbolic link made by uid {info.st_uid}, not by this user "
             f"(uid {euid}): another user could lead it anywhere, so it is not used "
-            f"({_trust.OPT_IN})"
+            f"({_trust.OWN_MEMORY})"
         )

@@ -18,10 +18,17 @@ from .errors import MetisWorkspaceError
 
 OPT_IN = "if you trust it, pass trust_foreign_metis=True to MemoryStore"
 
+# The person's own `.metis/` (global user memory) reaches every workspace's prompt, so no
+# opt-in reaches it: it is theirs to fix.
+OWN_MEMORY = (
+    "it is your own memory, which trust_foreign_metis=True does not reach: make it yours "
+    "and private (chown, chmod 700), or give GlobalUser another directory"
+)
 
-def check_owner(metis: Path, fd: int) -> None:
+
+def check_owner(metis: Path, fd: int, what_to_do: str = OPT_IN) -> None:
     """`.metis` (the opened directory `fd`) must be owned by this process's effective user,
-    and not writable by every user."""
+    and not writable by every user; a refusal ends with `what_to_do`."""
     if not hasattr(os, "geteuid"):
         return
     info = os.fstat(fd)
@@ -30,19 +37,20 @@ def check_owner(metis: Path, fd: int) -> None:
         raise MetisWorkspaceError(
             f"{metis} belongs to uid {owner}, not to this user (uid {euid}): another user "
             "could put entries into this agent's prompt and read what it adds, so it is not "
-            f"used ({OPT_IN})"
+            f"used ({what_to_do})"
         )
     # Sticky or not: another user may still create a file that is missing in it.
     if info.st_mode & stat.S_IWOTH:
         raise MetisWorkspaceError(
             f"{metis} can be written by every user, so another user could put entries into "
-            f"this agent's prompt: it is not used ({OPT_IN})"
+            f"this agent's prompt: it is not used ({what_to_do})"
         )
 
 
-def check_root(root: Path) -> None:
+def check_root(root: Path, what_to_do: str = OPT_IN) -> None:
     """The workspace root must not be writable by every user, unless sticky (as `/tmp`
-    is: then only its owner may rename or remove `.metis`)."""
+    is: then only its owner may rename or remove `.metis`); a refusal ends with
+    `what_to_do`."""
     try:
         mode = os.stat(root).st_mode
     except OSError:
@@ -50,5 +58,5 @@ def check_root(root: Path) -> None:
     if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
         raise MetisWorkspaceError(
             f"{root} can be written by every user and has no sticky bit, so another user "
-            f"could replace .metis/ in it: it is not used ({OPT_IN})"
+            f"could replace .metis/ in it: it is not used ({what_to_do})"
         )

@@ -95,8 +95,8 @@ class MemoryStore:
         self._limits = limits
         self._follow_metis_link = follow_metis_link
         # A `.metis/` another user owns, or in a directory every user can write, is refused
-        # unless this is set (see `_trust`); so is the user's own `.metis/` if another user
-        # owns it or every user can write it.
+        # unless this is set (see `_trust`); the user's own `.metis/` is refused then
+        # whatever this says (see `_global_user.open_dir`).
         self._trust_foreign_metis = trust_foreign_metis
         self._read_only = read_only
         self._global_user = global_user
@@ -591,7 +591,7 @@ class MemoryStore:
         if global user memory is on and it exists."""
         if self._global_user is None:
             return None
-        return _global_user.open_dir(self._global_user, self._trust_foreign_metis)
+        return _global_user.open_dir(self._global_user)
 
     def _create_global_dir(self) -> bool:
         """Whether this call created the user's own `.metis/` (mode 0700): a write with
