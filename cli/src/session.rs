@@ -5,8 +5,9 @@
 //!
 //! The file decides which consolidates go through, so it is trusted only as this user's
 //! own: a regular file (never followed through a link), owned by this user and writable
-//! by no one else, naming every memory file as seen or withheld (as `prompt --session`
-//! writes it). A session planted by someone else, in a shared directory say, is refused.
+//! by no one else, naming every memory file that is text as seen or withheld (as
+//! `prompt --session` writes it). A session planted by someone else, in a shared
+//! directory say, is refused.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -169,11 +170,21 @@ pub fn load(ws: &Workspace, path: &Path) -> Result<Saved, Failure> {
             }
         }
     };
-    // `prompt --session` names every file, seen or withheld: a state that leaves one out
-    // would let a consolidate of it through unheld.
+    // `prompt --session` names every file, seen or withheld, but one that is not text,
+    // which composition leaves out (no model saw a version of it): a state that leaves
+    // out another was not written by it.
     for file in ws.memory_files() {
         let named = state.seen.iter().any(|v| v.file == file) || state.withheld.contains(&file);
-        if !named {
+        let not_text = || {
+            matches!(
+                ws.read(file),
+                Err(metis_memory::Error::Store {
+                    error: metis_memory::StoreError::InvalidUtf8(_),
+                    ..
+                })
+            )
+        };
+        if !named && !not_text() {
             return Err(refused(format!(
                 "the session {shown} does not say what the model saw of {}: it was not written by `metis-memory prompt --session`",
                 file.name()

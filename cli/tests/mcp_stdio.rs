@@ -4,6 +4,7 @@
 //! client drives it is `tests/mcp/` (scripts/test-mcp, the PyPI `mcp` SDK).
 
 mod common;
+mod global_user_places;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -31,11 +32,18 @@ struct Server {
 
 impl Server {
     fn start(workspace: &std::path::Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .arg("--workspace")
             .arg(workspace)
             .arg("mcp")
-            .args(extra)
+            .args(extra);
+        Server::spawn(&mut command)
+    }
+
+    /// `command` (the program and its arguments, where and how it runs) as the server.
+    fn spawn(command: &mut Command) -> Server {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -775,4 +783,276 @@ fn each_tool_says_whether_it_can_lose_what_is_there_and_whether_a_repeat_does_mo
     }
     let (status, _, stderr) = server.finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// A key given twice in one object is refused wherever it is in a message: a parser
+/// keeps one of the two (rmcp kept the last), so which the client meant is a guess. In a
+/// `tools/call`'s arguments the component refuses it, in the words every other host gets,
+/// as a tool result; anywhere else it is a JSON-RPC error. Nothing is written, and the
+/// session goes on. (Found by review: `{"file":"MEMORY.md",…,"file":"USER.md"}` wrote
+/// to USER.md, which the CLI, Python and Node refuse.)
+#[test]
+fn a_key_given_twice_anywhere_in_a_message_is_refused_and_nothing_is_written() {
+    let t = TestWorkspace::new();
+    t.put(MemoryFile::Memory, b"- builds with cargo\n");
+    t.put(MemoryFile::User, b"- likes tea\n");
+    let before = t.snapshot();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+
+    server.send_line(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_add","arguments":{"file":"MEMORY.md","entry":"- a fact","file":"USER.md"}}}"#,
+    );
+    let reply = server.next();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"invalid input for memory_add: "file" is given more than once"#,
+        "{reply}"
+    );
+    assert_eq!(t.snapshot(), before);
+
+    // Outside the arguments: the name of the tool, the message's own keys, a nested
+    // object, an array's element, another method's arguments.
+    for (line, id, code, key, at) in [
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_view","name":"memory_add","arguments":{"file":"USER.md","entry":"- x"}}}"#,
+            json!(3),
+            -32602,
+            "name",
+            "params",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","method":"tools/call","params":{"name":"memory_add","arguments":{"file":"USER.md","entry":"- x"}}}"#,
+            json!(4),
+            -32600,
+            "method",
+            "the message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}"#,
+            Value::Null,
+            -32600,
+            "id",
+            "the message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_add","arguments":{"file":"USER.md","entry":"- x"},"_meta":{"progressToken":1,"progressToken":2}}}"#,
+            json!(7),
+            -32602,
+            "progressToken",
+            "params._meta",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"ping","params":{"list":[{"a":1},{"b":1,"b":2}]}}"#,
+            json!(8),
+            -32602,
+            "b",
+            "params.list[1]",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"memory","arguments":{"base":"a","base":"b"}}}"#,
+            json!(9),
+            -32602,
+            "base",
+            "params.arguments",
+        ),
+    ] {
+        server.send_line(line);
+        let error = server.next();
+        assert_eq!(error["id"], id, "{line}: {error}");
+        assert_eq!(error["error"]["code"], code, "{line}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!(
+                "the key \"{key}\" is given more than once in {at} "
+            )),
+            "{line}: {message}"
+        );
+    }
+    // A notification is never answered, nor acted on.
+    server.send_line(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}"#,
+    );
+    assert_eq!(t.snapshot(), before);
+
+    let (wrote, text) = tool_call(
+        &mut server,
+        10,
+        "memory_add",
+        json!({ "file": "MEMORY.md", "entry": "- tests with cargo test" }),
+    );
+    assert!(wrote, "{text}");
+    assert_eq!(
+        t.bytes(MemoryFile::Memory).unwrap(),
+        b"- builds with cargo\n- tests with cargo test\n"
+    );
+    assert_eq!(t.bytes(MemoryFile::User).unwrap(), b"- likes tea\n");
+    let (status, rest, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(stderr.contains("repeated key"), "{stderr}");
+}
+
+/// The arguments reach the component as the client wrote them: a call without repeats
+/// is made as before, escapes and all.
+#[test]
+fn arguments_as_written_are_what_the_component_gets() {
+    let t = TestWorkspace::new();
+    let mut server = Server::start(t.root(), &[]);
+    server.initialize();
+    server.send_line(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"entry":"- caf\u00e9 \"quoted\"\n","file":"USER.md"},"name":"memory_add"}}"#,
+    );
+    let reply = server.next();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        t.bytes(MemoryFile::User).unwrap(),
+        "- café \"quoted\"\n".as_bytes()
+    );
+    let (wrote, text) = tool_call(
+        &mut server,
+        3,
+        "memory_add",
+        json!({ "file": "USER.md", "entry": "- x", "extra": { "a": 1 } }),
+    );
+    assert!(
+        !wrote && text.contains("\"extra\" is not allowed"),
+        "{text}"
+    );
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// A file that is not text is left out of the prompt the server composes (the
+/// instructions, `memory://prompt`, the `memory` prompt, `memory_view`) with a note, and
+/// the other file is still in it; the file's own resource is still an error.
+#[test]
+fn a_file_that_is_not_text_is_left_out_of_every_prompt_with_a_note() {
+    let t = TestWorkspace::new();
+    t.put(MemoryFile::User, b"- caf\xff tea\n");
+    t.put(MemoryFile::Memory, b"- builds with cargo\n");
+    let mut server = Server::start(t.root(), &[]);
+    let instructions = server.instructions();
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "resources/read",
+        "params": { "uri": "memory://prompt" },
+    }));
+    let resource = server.next();
+    let resource = resource["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{resource}"))
+        .to_owned();
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 3, "method": "prompts/get",
+        "params": { "name": "memory" },
+    }));
+    let prompt = server.next();
+    let prompt = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{prompt}"))
+        .to_owned();
+    let shown = view(&mut server, 4);
+    for text in [&instructions, &resource, &prompt, &shown] {
+        assert!(
+            text.contains("[metis-memory: USER.md cannot be shown: it is not valid UTF-8 (first invalid byte at offset 5)"),
+            "{text}"
+        );
+        assert!(text.contains("`metis-memory audit USER.md`"), "{text}");
+        assert!(
+            text.contains("## Workspace memory (MEMORY.md)\n- builds with cargo"),
+            "{text}"
+        );
+    }
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 5, "method": "resources/read",
+        "params": { "uri": "memory://USER.md" },
+    }));
+    let error = server.next();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("USER.md is not valid UTF-8")),
+        "{error}"
+    );
+    let (status, _, stderr) = server.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// Every case of `tests/surfaces/global_user_places.json` through the MCP server, started
+/// where the case says without --workspace, as a client that starts it in `$HOME` does,
+/// with `HOME` the case's. A person's own write has no MCP tool: it is the CLI's `add`.
+#[test]
+fn the_places_table_through_the_mcp_server() {
+    use global_user_places::{Outcome, Place};
+    let (cases, _) = global_user_places::cases();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let place = Place::new(case);
+        let mut command = Command::new(BIN);
+        command
+            .args(place.cli_args())
+            .arg("mcp")
+            .current_dir(place.start())
+            .env("HOME", place.home())
+            .env_remove("METIS_WORKSPACE");
+        let mut server = Server::spawn(&mut command);
+        server.send(initialize_request(1, "2025-11-25"));
+        // A server that cannot use the memory refuses at start (its stdout closes with no
+        // reply): every tool step then failed, with its stderr.
+        let (mut server, refused_at_start) = match server.stdout.recv_timeout(PATIENCE) {
+            Ok(_) => {
+                server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+                (Some(server), None)
+            }
+            Err(_) => (None, Some(server.finish().2)),
+        };
+        let mut id = 1;
+        let outcome = place.run("mcp", |step| {
+            let Some(tool) = step["tool"].as_str() else {
+                // The person writes with the CLI, where the server runs, as they would.
+                let add = &step["person_add"];
+                let out = Command::new(BIN)
+                    .args(place.cli_args())
+                    .args(["add", add["file"].as_str().unwrap()])
+                    .arg(add["entry"].as_str().unwrap())
+                    .current_dir(place.start())
+                    .env("HOME", place.home())
+                    .env_remove("METIS_WORKSPACE")
+                    .output()
+                    .unwrap();
+                return Outcome::Ran {
+                    ok: out.status.success(),
+                    text: String::from_utf8_lossy(&out.stderr).into_owned(),
+                };
+            };
+            let Some(server) = server.as_mut() else {
+                return Outcome::Failed(refused_at_start.clone().unwrap_or_default());
+            };
+            id += 1;
+            server.send(json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": tool, "arguments": step["input"] },
+            }));
+            let reply = server.next();
+            let text = reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            match reply.get("error") {
+                Some(error) => Outcome::Failed(error.to_string()),
+                None => Outcome::Ran {
+                    ok: reply["result"]["isError"] == false,
+                    text,
+                },
+            }
+        });
+        failures.extend(outcome.err());
+        if let Some(server) = server {
+            drop(server.finish());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

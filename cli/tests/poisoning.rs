@@ -57,36 +57,58 @@ fn refused_by(text: &str) -> Option<String> {
     }
 }
 
-/// Every benign text is stored, except the corpus's known false positives, which are
-/// refused by exactly the rule they name (so fixing one, or a new one, fails here).
+/// Every benign text is stored, of the corpus and of the held-out set (an entry is a
+/// string, or an object with its `"text"`).
 #[test]
 fn every_benign_text_is_stored() {
     let benign = corpus("benign");
     assert!(benign.len() >= 150);
-    let mut wrong = Vec::new();
-    let mut known = 0;
-    for entry in &benign {
-        let (text, expected) = match entry.as_str() {
-            Some(text) => (text, None),
-            None => (
-                entry["text"].as_str().unwrap(),
-                Some(entry["known_false_positive"].as_str().unwrap().to_owned()),
-            ),
-        };
-        known += usize::from(expected.is_some());
-        let got = refused_by(text);
-        if got != expected {
-            wrong.push(format!("{text:?}: expected {expected:?}, got {got:?}"));
+    let held_out = held_out("benign");
+    let mut refused = Vec::new();
+    for text in benign
+        .iter()
+        .map(|entry| entry.as_str().or_else(|| entry["text"].as_str()).unwrap())
+        .chain(held_out.iter().map(String::as_str))
+    {
+        if let Some(rule) = refused_by(text) {
+            refused.push(format!("{text:?}: {rule}"));
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "benign texts judged otherwise: {wrong:#?}"
-    );
+    assert!(refused.is_empty(), "benign texts refused: {refused:#?}");
     eprintln!(
-        "{} benign texts: {} stored, {known} known false positives refused by their rule",
+        "{} benign texts and {} held out: all stored",
         benign.len(),
-        benign.len() - known
+        held_out.len()
+    );
+}
+
+/// The held-out set's texts of one kind (`tests/poisoning/held_out.json`; its hash is
+/// checked by the scan's own tests).
+fn held_out(kind: &str) -> Vec<String> {
+    let path = format!(
+        "{}/../tests/poisoning/held_out.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    suite[kind]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The held-out hostile texts through the component: at least half refused (the rate
+/// docs/security.md reports is the scan's own, `scan/tests/poisoning.rs`).
+#[test]
+fn held_out_hostile_texts_are_mostly_refused() {
+    let hostile = held_out("hostile");
+    let refused = hostile.iter().filter(|t| refused_by(t).is_some()).count();
+    eprintln!("held out: {refused} of {} hostile refused", hostile.len());
+    assert!(
+        refused * 2 >= hostile.len(),
+        "{refused} of {}",
+        hostile.len()
     );
 }
 
@@ -171,8 +193,8 @@ fn a_phrase_split_across_entries_is_caught() {
 }
 
 // A line added by hand that the scan flags refuses every later write that keeps it, but
-// the refusal says it is the file's line, not the new entry, and how to remove it; once
-// the model removes it, writes go through again.
+// the refusal says it is the file's line (by number and rule, not its text), not the new
+// entry, and how to remove it; once the model removes it, writes go through again.
 #[test]
 fn a_flagged_line_already_in_the_file_is_blamed_not_the_new_entry() {
     let t = TestWorkspace::new();
@@ -188,7 +210,13 @@ fn a_flagged_line_already_in_the_file_is_blamed_not_the_new_entry() {
     };
     assert_eq!(
         refused.message,
-        "MEMORY.md write refused by the memory poisoning scan [injection-ignore-instructions]: matched \"ignore all previous instructions\" at line 2 of MEMORY.md, which was already there before this call: your new text is not what matched; nothing was written: remove that text first (memory_replace with an empty new, or memory_consolidate without it), or ask the user to review MEMORY.md (`metis-memory audit MEMORY.md`, `metis-memory edit MEMORY.md`)"
+        "MEMORY.md write refused by the memory poisoning scan [injection-ignore-instructions]: line 2 of MEMORY.md, which was already there before this call, matches that rule (its text is not repeated here): your new text is not what matched; nothing was written: remove that line first (memory_replace with an empty new, or memory_consolidate without it), or ask the user to review MEMORY.md (`metis-memory audit MEMORY.md`, `metis-memory edit MEMORY.md`)"
+    );
+    // The model may never have been shown that line: the refusal does not show it.
+    assert!(
+        !refused.message.contains("previous instructions"),
+        "{}",
+        refused.message
     );
     assert_eq!(t.bytes(MemoryFile::Memory).unwrap(), before);
     // An entry that brings a finding of its own is blamed for it, even behind the file's.

@@ -54,18 +54,62 @@ impl PromptLayout {
 /// [`assemble_system_prompt`] from the files `read` yields (each read once, in the
 /// prompt's order, USER.md before MEMORY.md as the reference reads them), with the hash of
 /// what was read and the audit's findings handled by `policy`.
+///
+/// A file that is not valid UTF-8 is left out, with a note in its place saying why and
+/// how a person fixes it ([`not_text_note`]), and is not among the sources: no model is
+/// shown any version of it, so no session counts one as seen. One bad byte in one file
+/// must not cost the model the rest of its memory, nor stop an agent from starting.
 pub fn compose_system_prompt(
+    base: &str,
+    read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
+    policy: AuditPolicy,
+    layout: PromptLayout,
+) -> Result<ComposedPrompt, StoreError> {
+    compose(base, read, policy, layout, NotText::LeaveOut)
+}
+
+/// [`assemble_system_prompt`] in `layout`, from the files `read` yields: a file that is
+/// not valid UTF-8 fails it (`InvalidUtf8`), as the store's `assemble-system-prompt`
+/// promises, rather than leave memory out.
+pub fn assemble_in_layout(
+    base: &str,
+    read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
+    layout: PromptLayout,
+) -> Result<String, StoreError> {
+    compose(base, read, AuditPolicy::Off, layout, NotText::Fail).map(|composed| composed.text)
+}
+
+/// What composition does with a file that is not valid UTF-8.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NotText {
+    Fail,
+    LeaveOut,
+}
+
+fn compose(
     base: &str,
     mut read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
     policy: AuditPolicy,
     layout: PromptLayout,
+    not_text: NotText,
 ) -> Result<ComposedPrompt, StoreError> {
     let files = layout.files();
     let mut sections: Vec<Section> = Vec::with_capacity(files.len());
     let mut sources = Vec::with_capacity(files.len());
     for &file in files {
         let bytes = read(file)?;
-        let text = decode_utf8(file, &bytes)?;
+        let text = match decode_utf8(file, &bytes) {
+            Ok(text) => text,
+            Err(StoreError::InvalidUtf8 { offset, .. }) if not_text == NotText::LeaveOut => {
+                sections.push(Section {
+                    file,
+                    text: not_text_note(file, offset),
+                    kind: SectionKind::Note,
+                });
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         let findings = policy.findings(text);
         let left_out = policy.keeps_out(&findings);
         if left_out && policy == AuditPolicy::Refuse {
@@ -82,7 +126,10 @@ pub fn compose_system_prompt(
             sections.push(Section {
                 file,
                 text: text.to_owned(),
-                size_bytes: layout.budget.then_some(bytes.len() as u64),
+                kind: match layout.budget {
+                    true => SectionKind::Budgeted(bytes.len() as u64),
+                    false => SectionKind::Plain,
+                },
             });
         }
     }
@@ -92,12 +139,30 @@ pub fn compose_system_prompt(
     })
 }
 
+/// What a composed prompt says in place of `file`, which is not valid UTF-8 from byte
+/// `offset`: for the model, that it was left out and why; for the person the model tells,
+/// how to see where and replace it (the store never rewrites such a file lossily, and
+/// only a consolidate replaces it).
+pub fn not_text_note(file: MemoryFile, offset: u64) -> String {
+    format!(
+        "[metis-memory: {file} cannot be shown: it is not valid UTF-8 (first invalid byte at offset {offset}), so it is left out, and the memory tools will not replace what you cannot be shown: ask the user to fix it (`metis-memory audit {file}` says where, `metis-memory consolidate {file} -` replaces it).]"
+    )
+}
+
 /// One file's part of the prompt.
 struct Section {
     file: MemoryFile,
     text: String,
-    /// The file's size, when the heading shows the budget.
-    size_bytes: Option<u64>,
+    kind: SectionKind,
+}
+
+enum SectionKind {
+    /// The file's text under its heading.
+    Plain,
+    /// The file's text under a heading that shows its size against its hard cap.
+    Budgeted(u64),
+    /// A note in place of the file's text, without a heading: nothing of the file is in it.
+    Note,
 }
 
 /// The system prompt: `base` (trailing whitespace removed), then the USER.md section, then
@@ -106,7 +171,7 @@ pub fn assemble_system_prompt(base: &str, user_md: &str, memory_md: &str) -> Str
     let section = |file, text: &str| Section {
         file,
         text: text.to_owned(),
-        size_bytes: None,
+        kind: SectionKind::Plain,
     };
     assemble_sections(
         base,
@@ -129,9 +194,12 @@ fn assemble_sections(base: &str, sections: &[Section]) -> String {
             continue;
         }
         let heading = heading(section.file);
-        parts.push(match section.size_bytes {
-            None => format!("{heading}\n{text}"),
-            Some(size) => format!("{heading} {}\n{text}", budget(section.file, size)),
+        parts.push(match section.kind {
+            SectionKind::Plain => format!("{heading}\n{text}"),
+            SectionKind::Budgeted(size) => {
+                format!("{heading} {}\n{text}", budget(section.file, size))
+            }
+            SectionKind::Note => text.to_owned(),
         });
     }
     parts.join("\n\n")
@@ -224,6 +292,57 @@ mod tests {
             assemble_system_prompt("base", "- prefers tabs here\n", "- rust\n")
         );
         assert_eq!(off.sources.len(), 2);
+    }
+
+    #[test]
+    fn a_file_that_is_not_text_is_left_out_with_a_note_and_the_other_composed() {
+        let read = |file| {
+            Ok(match file {
+                MemoryFile::User => b"caf\xc3\xa9 \xff\n".to_vec(),
+                _ => b"- rust\n".to_vec(),
+            })
+        };
+        let composed =
+            compose_system_prompt("base", read, AuditPolicy::Omit, PromptLayout::default())
+                .unwrap();
+        assert_eq!(
+            composed.text,
+            format!(
+                "base\n\n{}\n\n## Workspace memory (MEMORY.md)\n- rust",
+                not_text_note(MemoryFile::User, 6)
+            )
+        );
+        assert!(
+            composed.text.contains(
+                "USER.md cannot be shown: it is not valid UTF-8 (first invalid byte at offset 6)"
+            ) && composed.text.contains("`metis-memory audit USER.md`"),
+            "{}",
+            composed.text
+        );
+        // No version of it was shown, so none is among the sources a session takes in.
+        let files: Vec<MemoryFile> = composed.sources.iter().map(|s| s.file).collect();
+        assert_eq!(files, [MemoryFile::Memory]);
+        let session = crate::session::Session::from_prompt(&composed.sources);
+        assert_eq!(session.version(MemoryFile::User), None);
+        assert!(session.withheld.is_empty());
+        // The store's `assemble-system-prompt` fails instead, as its contract says.
+        assert_eq!(
+            assemble_in_layout("base", read, PromptLayout::default()),
+            Err(StoreError::InvalidUtf8 {
+                file: MemoryFile::User,
+                offset: 6
+            })
+        );
+        // Another error still fails the composition: only a file that is not text is
+        // left out.
+        let busy = |_| {
+            Err(StoreError::Busy {
+                file: MemoryFile::User,
+            })
+        };
+        assert!(
+            compose_system_prompt("", busy, AuditPolicy::Off, PromptLayout::default()).is_err()
+        );
     }
 
     #[test]

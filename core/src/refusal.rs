@@ -12,29 +12,21 @@ use crate::scan::{Blamed, Finding, Source};
 /// The tool error text for a write to `file` refused for `blamed`.
 pub fn scan_refusal(blamed: &Blamed, file: MemoryFile) -> String {
     let Finding { id, detail, .. } = &blamed.finding;
-    let (where_, remedy) = match blamed.source {
-        Source::Added { line } => (
-            format!("in the text this call adds (line {line} of the result)"),
-            String::from("leave that text out or reword it"),
+    let head = format!("{file} write refused by the memory poisoning scan [{id}]:");
+    match blamed.source {
+        Source::Added { line } => format!(
+            "{head} {detail} in the text this call adds (line {line} of the result); nothing was written: leave that text out or reword it"
         ),
-        Source::Seam { line } => (
-            format!(
-                "where the text this call adds meets the text already in {file} (line {line} of the result); neither matches alone"
-            ),
-            String::from("reword the new text so it does not continue that line"),
+        Source::Seam { line } => format!(
+            "{head} {detail} where the text this call adds meets the text already in {file} (line {line} of the result); neither matches alone; nothing was written: reword the new text so it does not continue that line"
         ),
-        Source::AlreadyInFile { line } => (
-            format!(
-                "at line {line} of {file}, which was already there before this call: your new text is not what matched"
-            ),
-            format!(
-                "remove that text first (memory_replace with an empty new, or memory_consolidate without it), or ask the user to review {file} (`metis-memory audit {file}`, `metis-memory edit {file}`)"
-            ),
+        // The detail quotes what matched, and a refusal must not bring into the model's
+        // context text it may never have been shown (a person's line, or one planted):
+        // the rule and the line number say where to look.
+        Source::AlreadyInFile { line } => format!(
+            "{head} line {line} of {file}, which was already there before this call, matches that rule (its text is not repeated here): your new text is not what matched; nothing was written: remove that line first (memory_replace with an empty new, or memory_consolidate without it), or ask the user to review {file} (`metis-memory audit {file}`, `metis-memory edit {file}`)"
         ),
-    };
-    format!(
-        "{file} write refused by the memory poisoning scan [{id}]: {detail} {where_}; nothing was written: {remedy}"
-    )
+    }
 }
 
 #[cfg(test)]
@@ -67,14 +59,11 @@ mod tests {
             "- builds with cargo",
             MemoryFile::User,
         );
-        assert!(
-            message.contains("at line 2 of USER.md, which was already there before this call: your new text is not what matched"),
-            "{message}"
+        assert_eq!(
+            message,
+            "USER.md write refused by the memory poisoning scan [injection-ignore-instructions]: line 2 of USER.md, which was already there before this call, matches that rule (its text is not repeated here): your new text is not what matched; nothing was written: remove that line first (memory_replace with an empty new, or memory_consolidate without it), or ask the user to review USER.md (`metis-memory audit USER.md`, `metis-memory edit USER.md`)"
         );
-        assert!(
-            message.contains("`metis-memory audit USER.md`"),
-            "{message}"
-        );
+        assert!(!message.contains("previous instructions"), "{message}");
     }
 
     #[test]

@@ -154,7 +154,9 @@ impl Session {
     }
 
     /// The system prompt for the next model call (`base`, then the memory sections), with
-    /// the versions it shows: the session starts again from what the model now sees. In
+    /// the versions it shows: the session starts again from what the model now sees (a
+    /// file that is not text is left out, with a note saying so, and no version of it is
+    /// seen, so no consolidate replaces it). In
     /// a snapshot session, the prompt first composed for `base`, byte for byte, and the
     /// model is asked again ([`next_response`](Self::next_response)); another base
     /// composes and freezes afresh.
@@ -205,8 +207,9 @@ impl Session {
     /// The prompt composed under this session's audit, shown to the model on top of what
     /// it saw before (an MCP prompt or resource, a second look mid-conversation): unlike
     /// [`system_prompt`](Self::system_prompt), what the model saw of files not in it
-    /// still counts. When nothing can be composed (the `refuse` policy found something,
-    /// a file is not text or is too large), the model is shown nothing, so each file it
+    /// still counts. A file that is not text is left out with a note and counts as
+    /// neither seen nor withheld. When nothing can be composed (the `refuse` policy found
+    /// something, a file is too large), the model is shown nothing, so each file it
     /// could have been shown is withheld (see [`show_each`](Self::show_each) for showing
     /// what can be shown instead).
     pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {

@@ -418,9 +418,12 @@ def test_a_file_the_store_cannot_read_is_left_to_a_person(ws):
 
     async def test():
         async with session(ws) as client:
-            for uri in ["memory://MEMORY.md", "memory://prompt"]:
-                with pytest.raises(Exception, match="MEMORY.md is not valid UTF-8"):
-                    await client.read_resource(uri)
+            with pytest.raises(Exception, match="MEMORY.md is not valid UTF-8"):
+                await client.read_resource("memory://MEMORY.md")
+            # The prompt leaves it out with a note, and still composes the rest.
+            prompt = await read(client, "memory://prompt")
+            assert "MEMORY.md cannot be shown: it is not valid UTF-8" in prompt, prompt
+            assert "`metis-memory audit MEMORY.md`" in prompt, prompt
             # memory_view names the file and who can fix it, without its bytes.
             view = await call(client, "memory_view")
             assert not view.is_error, view

@@ -22,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use super::transport::ToolArguments;
 use super::worker::{MemoryWorker, WorkerGone};
 
 /// The one prompt this server offers.
@@ -451,7 +452,12 @@ impl ServerHandler for MemoryServer {
         if name == VIEW_TOOL {
             return self.view(&arguments).await;
         }
-        let input = serde_json::Value::Object(arguments).to_string();
+        // As the client wrote them, when the transport kept them: a member given twice
+        // is then the component's to refuse, as from every other host.
+        let input = match context.extensions.get::<ToolArguments>() {
+            Some(ToolArguments(written)) => written.clone(),
+            None => serde_json::Value::Object(arguments).to_string(),
+        };
         let outcome = self
             .run(move |session| {
                 let outcome = session.call_tool(&name, &input);

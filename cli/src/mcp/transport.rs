@@ -8,6 +8,12 @@
 //! has been answered, so a write asked for just before the end is made, announced and
 //! answered; and no more than [`MAX_PENDING`] requests are read ahead of their answers.
 //!
+//! A key repeated in one object, anywhere in a message, is refused: a JSON parser keeps
+//! one of the two (rmcp's, the last), so which the client meant is a guess, and the
+//! component, the CLI and the packages refuse such tool input. The one place left to the
+//! component is the arguments of `tools/call`: they reach it as written, repeats kept
+//! ([`ToolArguments`]), so it refuses them in its own words, as a tool result.
+//!
 //! Requests are counted one by one, whatever their ids: a request whose id is that of
 //! one still open is answered `-32600` and not run (JSON-RPC ids name one request at a
 //! time), and a cancelled request stays counted until its handler has finished, its
@@ -22,6 +28,7 @@ use std::time::Duration;
 use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, Notify};
@@ -413,8 +420,8 @@ fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Skip;
     }
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(value) => value,
+    let (value, found) = match read_strictly(line) {
+        Ok(read) => read,
         Err(e) => {
             complain_about_input(format_args!(
                 "metis-memory mcp: a line that is not JSON: {e}"
@@ -433,6 +440,39 @@ fn parse_line(line: &[u8]) -> Line {
     let is_notification = value.get("id").is_none()
         && value.get("method").is_some_and(Value::is_string)
         && value.get("jsonrpc") == Some(&json!("2.0"));
+    let is_tool_call = value.get("method") == Some(&json!("tools/call"));
+    let repeated = match (found.repeated, found.in_arguments) {
+        (Some(repeated), _) => Some(repeated),
+        (None, Some(repeated)) if !is_tool_call => Some(repeated),
+        _ => None,
+    };
+    if let Some(repeated) = repeated {
+        let whole_id_repeated = repeated.path.is_empty() && repeated.key == "id";
+        let in_params = repeated.path.first().is_some_and(|first| first == "params");
+        let message = format!(
+            "{}: the key {} is given more than once in {} (a key names one member of an object; which of the two was meant is not known)",
+            if in_params {
+                "Invalid params"
+            } else {
+                "Invalid Request"
+            },
+            shown(&repeated.key),
+            repeated.location(),
+        );
+        complain_about_input(format_args!(
+            "metis-memory mcp: refused a message with a repeated key"
+        ));
+        if is_notification {
+            return Line::Skip;
+        }
+        let id = if whole_id_repeated { Value::Null } else { id };
+        let code = if in_params {
+            INVALID_PARAMS
+        } else {
+            INVALID_REQUEST
+        };
+        return Line::Refused(error_reply(id, code, &message));
+    }
     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
         Ok(JsonRpcMessage::Request(request))
             if matches!(&request.request, ClientRequest::CustomRequest(custom)
@@ -443,6 +483,14 @@ fn parse_line(line: &[u8]) -> Line {
                 INVALID_PARAMS,
                 "Invalid params: not the shape this method takes",
             ))
+        }
+        Ok(JsonRpcMessage::Request(mut request)) => {
+            if let ClientRequest::CallToolRequest(call) = &mut request.request
+                && let Some(arguments) = found.arguments
+            {
+                call.extensions.insert(ToolArguments(arguments));
+            }
+            Line::Message(Box::new(JsonRpcMessage::Request(request)))
         }
         Ok(message) => Line::Message(Box::new(message)),
         Err(e) if is_notification => {
@@ -462,6 +510,195 @@ fn parse_line(line: &[u8]) -> Line {
             ))
         }
     }
+}
+
+/// The arguments of a `tools/call` as the client wrote them (a member given twice is
+/// there twice), as JSON: what the server hands the component, which refuses a repeat
+/// as it does from every other host. rmcp's own copy of the arguments kept only one.
+#[derive(Clone, Debug)]
+pub struct ToolArguments(pub String);
+
+/// A key given twice in one object.
+struct Repeated {
+    /// The keys (and `[index]`es) that lead from the message to that object.
+    path: Vec<String>,
+    key: String,
+}
+
+impl Repeated {
+    fn location(&self) -> String {
+        if self.path.is_empty() {
+            return "the message".to_owned();
+        }
+        let mut at = String::new();
+        for step in &self.path {
+            if !step.starts_with('[') && !at.is_empty() {
+                at.push('.');
+            }
+            at.push_str(&shown_plain(step));
+        }
+        at
+    }
+}
+
+/// What reading a line strictly found besides its value.
+#[derive(Default)]
+struct Found {
+    /// The first key repeated outside `params.arguments`.
+    repeated: Option<Repeated>,
+    /// The first key repeated inside `params.arguments`: left to the component when the
+    /// message is a `tools/call`.
+    in_arguments: Option<Repeated>,
+    /// `params.arguments` written out member by member, repeats kept, when an object.
+    arguments: Option<String>,
+}
+
+/// A line's JSON, and what [`Found`] says of it. One pass, as `serde_json` reads a
+/// `Value`, but an object's members are checked for repeats as they are read (the
+/// `Value` keeps one of them; the check needs to see both).
+fn read_strictly(line: &[u8]) -> Result<(Value, Found), serde_json::Error> {
+    let mut found = Found::default();
+    let mut path = Vec::new();
+    let mut reader = serde_json::Deserializer::from_slice(line);
+    let value = Strict {
+        path: &mut path,
+        found: &mut found,
+    }
+    .deserialize(&mut reader)?;
+    reader.end()?;
+    Ok((value, found))
+}
+
+struct Strict<'s> {
+    path: &'s mut Vec<String>,
+    found: &'s mut Found,
+}
+
+impl Strict<'_> {
+    fn inner(&mut self) -> Strict<'_> {
+        Strict {
+            path: self.path,
+            found: self.found,
+        }
+    }
+
+    fn in_arguments(&self) -> bool {
+        self.path.len() >= 2 && self.path[0] == "params" && self.path[1] == "arguments"
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            self.path.push(format!("[{}]", items.len()));
+            let item = seq.next_element_seed(self.inner())?;
+            self.path.pop();
+            match item {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        let is_arguments = self.path.len() == 2 && self.in_arguments();
+        let mut written = is_arguments.then(String::new);
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.path.push(key.clone());
+            let value = map.next_value_seed(self.inner())?;
+            self.path.pop();
+            if let Some(written) = &mut written {
+                if !written.is_empty() {
+                    written.push(',');
+                }
+                written.push_str(&Value::from(key.as_str()).to_string());
+                written.push(':');
+                written.push_str(&value.to_string());
+            }
+            if object.contains_key(&key) {
+                let slot = match self.in_arguments() {
+                    true => &mut self.found.in_arguments,
+                    false => &mut self.found.repeated,
+                };
+                if slot.is_none() {
+                    *slot = Some(Repeated {
+                        path: self.path.clone(),
+                        key: key.clone(),
+                    });
+                }
+            }
+            object.insert(key, value);
+        }
+        if let Some(written) = written {
+            self.found.arguments = Some(format!("{{{written}}}"));
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// A key as an error message shows it: as JSON, cut short if long (a key may be as long
+/// as a line).
+fn shown(key: &str) -> String {
+    const MAX_CHARS: usize = 64;
+    match key.char_indices().nth(MAX_CHARS) {
+        None => Value::from(key).to_string(),
+        Some((cut, _)) => format!("{}…", Value::from(&key[..cut])),
+    }
+}
+
+/// A step of a path as an error message shows it: bare when it is a plain name.
+fn shown_plain(step: &str) -> String {
+    let plain = step.starts_with('[')
+        || (!step.is_empty()
+            && step.len() <= 64
+            && step
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+    if plain { step.to_owned() } else { shown(step) }
 }
 
 fn error_reply(id: Value, code: i32, message: &str) -> Value {
@@ -515,6 +752,44 @@ mod tests {
         text.lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn a_key_given_twice_is_found_wherever_it_is_and_the_arguments_kept_as_written() {
+        let found = |line: &str| read_strictly(line.as_bytes()).unwrap().1;
+        let at = |repeated: Option<Repeated>| repeated.map(|r| (r.location(), r.key));
+        let plain = found(r#"{"a":{"b":[1,{"c":2}]},"params":{"arguments":{"x":"1"}}}"#);
+        assert!(plain.repeated.is_none() && plain.in_arguments.is_none());
+        assert_eq!(plain.arguments.as_deref(), Some(r#"{"x":"1"}"#));
+        let root = found(r#"{"id":1,"id":2}"#);
+        assert_eq!(at(root.repeated), Some(("the message".into(), "id".into())));
+        let deep = found(r#"{"params":{"list":[{"b":1},{"b":1,"b":2}]}}"#);
+        assert_eq!(
+            at(deep.repeated),
+            Some(("params.list[1]".into(), "b".into()))
+        );
+        // The same key in two objects is no repeat.
+        assert!(found(r#"{"a":{"k":1},"b":{"k":1}}"#).repeated.is_none());
+        // An escape names the same key as its character.
+        assert!(found(r#"{"file":1,"fil\u0065":2}"#).repeated.is_some());
+        let call = found(
+            r#"{"params":{"name":"n","arguments":{"file":"MEMORY.md","entry":"- a","file":"USER.md"}}}"#,
+        );
+        assert!(call.repeated.is_none());
+        assert_eq!(
+            at(call.in_arguments),
+            Some(("params.arguments".into(), "file".into()))
+        );
+        assert_eq!(
+            call.arguments.as_deref(),
+            Some(r#"{"file":"MEMORY.md","entry":"- a","file":"USER.md"}"#)
+        );
+        let odd = found(r#"{"params":{"a b":{"k":1,"k":2}}}"#);
+        assert_eq!(
+            at(odd.repeated),
+            Some(("params.\"a b\"".into(), "k".into()))
+        );
+        assert!(read_strictly(b"{\"a\":1} x").is_err());
     }
 
     #[test]
