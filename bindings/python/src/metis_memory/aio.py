@@ -51,8 +51,7 @@ from ._types import (
     ToolOutcome,
     WriteResult,
 )
-from .session import MemorySession
-from .store import MemoryStore, _tool_input
+from .store import MemorySession, MemoryStore, _tool_input
 
 if TYPE_CHECKING:
     from ._types import ShownFile
