@@ -8,7 +8,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::runtime::OpenedDir;
+use crate::opened::{OpenedDir, identity};
 
 /// Where the user's own USER.md is, and whether the agent writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl GlobalUser {
     /// The directory's identity if it exists (`None` if not), for keeping an instance.
     pub(crate) fn existing(&self) -> Result<Option<(u64, u64)>, Error> {
         match fs::metadata(self.checked_dir()?) {
-            Ok(meta) if meta.is_dir() => Ok(Some(crate::workspace::identity(&meta))),
+            Ok(meta) if meta.is_dir() => Ok(Some(identity(&meta))),
             Ok(_) => Err(Error::Workspace(format!(
                 "{} exists but is not a directory",
                 self.dir.display()
@@ -104,16 +104,10 @@ impl GlobalUser {
                 )));
             }
         };
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::Workspace(format!("cannot access {}: {e}", dir.display())))?;
-        crate::trust::check_owner_saying(dir, &meta, OWN_MEMORY)?;
-        Ok(Some(OpenedDir {
-            path: crate::opened::descriptor_path(&file).unwrap_or_else(|| dir.to_owned()),
-            id: crate::workspace::identity(&meta),
-            read_only_fs: crate::runtime::on_read_only_mount(&file),
-            _held: file,
-        }))
+        OpenedDir::checked(dir, file, |meta| {
+            crate::trust::check_owner_saying(dir, meta, OWN_MEMORY)
+        })
+        .map(Some)
     }
 
     /// Makes sure the directory exists (mode 0700 when created here, its parents as

@@ -11,6 +11,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::Error;
 use crate::bindings::{Memory, MemoryPre};
 use crate::cache::{self, Source};
+use crate::opened::OpenedDir;
 // Re-exported for the workspace, which takes its call-making pieces from here.
 pub(crate) use crate::token::owner_token;
 
@@ -345,18 +346,6 @@ impl std::fmt::Debug for KeptInstance {
     }
 }
 
-/// `.metis/` as the host opened it, for pre-opening: `path` reaches exactly the
-/// directory `file` is (see `opened`), `id` is its device and inode.
-pub(crate) struct OpenedDir {
-    pub path: std::path::PathBuf,
-    pub id: (u64, u64),
-    /// Whether its filesystem is mounted read-only (passed to the guest, see
-    /// `READ_ONLY_FS_ENV`).
-    pub read_only_fs: bool,
-    /// Held open while the instance is made, so that `path` stays valid.
-    pub _held: std::fs::File,
-}
-
 impl Kept {
     /// A read-only instance on `dirs` under `limits`.
     fn new(dirs: Preopens, settings: Settings, limits: Limits) -> Result<Kept, Error> {
@@ -425,26 +414,5 @@ impl KeptInstance {
             *slot = None;
         }
         outcome.map_err(trap)
-    }
-}
-
-/// Whether `file`'s filesystem is mounted read-only.
-pub(crate) fn on_read_only_mount(file: &std::fs::File) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let mut info = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-        // SAFETY: fstatvfs only writes the struct it is given, and `file` is open.
-        if unsafe { libc::fstatvfs(file.as_raw_fd(), info.as_mut_ptr()) } != 0 {
-            return false;
-        }
-        // SAFETY: fstatvfs succeeded, so it filled the struct.
-        let info = unsafe { info.assume_init() };
-        info.f_flag & libc::ST_RDONLY != 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = file;
-        false
     }
 }

@@ -7,8 +7,9 @@ use wasmtime::Store;
 
 use crate::bindings::Memory;
 use crate::bindings::exports::metis::memory::store::{Guest, Landing};
+use crate::opened::{OpenedDir, identity};
 use crate::runtime::{
-    Call, Ctx, KeptFor, KeptInstance, OpenedDir, Preopens, Settings, owner_token, with_instance,
+    Call, Ctx, KeptFor, KeptInstance, Preopens, Settings, owner_token, with_instance,
 };
 use crate::{
     AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, GlobalUser, Limits,
@@ -784,21 +785,14 @@ impl Workspace {
     pub(crate) fn open_metis_dir(&self) -> Result<Option<OpenedDir>, Error> {
         let dir = self.metis_dir();
         match crate::opened::open(&dir, true, self.follow_metis_link) {
-            Ok(file) => {
-                let meta = file.metadata().map_err(|e| {
-                    Error::Workspace(format!("cannot access {}: {e}", dir.display()))
-                })?;
+            Ok(file) => OpenedDir::checked(&dir, file, |meta| {
                 if !self.trust_foreign_metis {
-                    crate::trust::check_owner(&dir, &meta)?;
+                    crate::trust::check_owner(&dir, meta)?;
                     crate::trust::check_root(&self.root)?;
                 }
-                Ok(Some(OpenedDir {
-                    path: crate::opened::descriptor_path(&file).unwrap_or(dir),
-                    id: identity(&meta),
-                    read_only_fs: crate::runtime::on_read_only_mount(&file),
-                    _held: file,
-                }))
-            }
+                Ok(())
+            })
+            .map(Some),
             // Say why as `existing_metis_dir` does (a link refused, not a directory,
             // missing); a directory again by now means it was swapped meanwhile.
             Err(e) => match self.existing_metis_dir()? {
@@ -896,20 +890,6 @@ fn refused_as_a_link(e: &std::io::Error) -> bool {
     {
         let _ = e;
         false
-    }
-}
-
-/// Which directory `meta` is: a kept instance is only used on the `.metis/` it opened.
-pub(crate) fn identity(meta: &fs::Metadata) -> (u64, u64) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        (meta.dev(), meta.ino())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        (0, 0)
     }
 }
 
