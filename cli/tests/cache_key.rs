@@ -10,7 +10,7 @@
 //! so the real key is neither seen nor touched; where the machine gives no mount
 //! namespace, the tests say so and pass.
 
-mod common;
+use crate::common;
 
 use std::ffi::CStr;
 use std::fs;

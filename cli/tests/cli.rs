@@ -1,6 +1,6 @@
 //! The `metis-memory` CLI, run as a process against a temporary workspace.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

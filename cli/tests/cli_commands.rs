@@ -2,7 +2,7 @@
 //! `completions`, `tools --format`, `--diff` on every write and `call --dry-run`, each run
 //! as the real CLI process against a temporary workspace.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::process::Output;

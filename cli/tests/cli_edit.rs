@@ -1,7 +1,7 @@
 //! `metis-memory edit`: the editor is a real program (a shell script the test writes),
 //! run by the real CLI against a temporary workspace.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

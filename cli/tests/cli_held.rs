@@ -2,7 +2,7 @@
 //! scanned as the model's are, a `memory_consolidate` must say what the model saw, and
 //! `prompt` never serves a flagged line unmarked by default.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -2,7 +2,7 @@
 //! temporary workspace. Every refusal leaves the workspace as it was (a snapshot of every
 //! file's hash before and after).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};

@@ -9,7 +9,7 @@
 //! files' times come from the kernel, which the shim does not touch. So a shifted process
 //! sees exactly what a caller sees on a file server whose clock is off from its own.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::fs;

@@ -3,7 +3,7 @@
 //! cache costs a compile, never a call. The attack the entries' MAC stops is in
 //! `planted_cache.rs`, the key's checks in `cache_key.rs`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,6 @@
 //! CONTRACT §8.4: concurrent writers lose nothing; the lock's busy and stale cases.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::fs;

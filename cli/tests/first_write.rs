@@ -3,7 +3,7 @@
 //! meanwhile is not failed by it, and the new directory entry is synced before anything
 //! is written into it.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Barrier};
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_metis-memory");
 

@@ -2,8 +2,8 @@
 //! `.metis/` comes from, when it is created and removed, whose it must be, and that a
 //! trapped write and a kept instance treat it as they treat the workspace's.
 
-mod common;
-mod global_user_places;
+use crate::common;
+use crate::global_user_places;
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, chown};

@@ -1,7 +1,7 @@
 //! A catalogue of hostile and broken inputs. Each gets a typed error and leaves every
 //! byte on disk as it was, inside the workspace and outside it; nothing hangs.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::symlink;

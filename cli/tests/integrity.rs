@@ -1,7 +1,7 @@
 //! Memory integrity: a consolidate composed from an old version of a file
 //! cannot drop what another writer added since, and poison already on disk is found.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

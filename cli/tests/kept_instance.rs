@@ -2,7 +2,7 @@
 //! `KeptInstance`); these show it isolates as a fresh instance would: it caches nothing,
 //! follows a `.metis/` that was replaced, and is discarded after a trap.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -3,8 +3,8 @@
 //! of input at any moment), and workspaces that cannot be served. The session as a real
 //! client drives it is `tests/mcp/` (scripts/test-mcp, the PyPI `mcp` SDK).
 
-mod common;
-mod global_user_places;
+use crate::common;
+use crate::global_user_places;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};

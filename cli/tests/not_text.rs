@@ -5,7 +5,7 @@
 //! on it, as its contract says. (Found by review: one bad byte made the whole `prompt`
 //! fail, exit 1, and an agent started with no memory at all.)
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

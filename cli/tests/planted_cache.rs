@@ -11,7 +11,7 @@
 //! never loaded. Before cache entries carried a MAC under a per-user key, each of these
 //! runs exited 42.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

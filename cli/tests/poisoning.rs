@@ -1,7 +1,7 @@
 //! The memory poisoning scan against its corpora (`tests/poisoning/`), through the real
 //! component: every benign text is stored, every hostile one refused with its rule's id.
 
-mod common;
+use crate::common;
 
 use common::TestWorkspace;
 use metis_memory::{CallOptions, Error, MemoryFile, ScanPolicy, ToolSuccess, Workspace};

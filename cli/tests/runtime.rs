@@ -1,6 +1,6 @@
 //! The embedding: limits, traps as typed errors, and the atomic replace (CONTRACT §8.1).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

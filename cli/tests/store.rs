@@ -1,7 +1,7 @@
 //! The store's behaviour (spec §10.1 items 1 to 10, CONTRACT §1 to §4), through the real
 //! component in wasmtime.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 //! read and write wherever the link leads. The host opens `.metis` itself, never through
 //! a link, and pre-opens exactly what it opened: no call may ever see the other side.
 
-mod common;
+use crate::common;
 
 use std::ffi::CString;
 use std::fs;

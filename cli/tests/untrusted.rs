@@ -3,7 +3,7 @@
 //! each planted entry's typed error; these check what a catalogue cannot: how many
 //! attempts a write makes, and what the CLI shows.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::symlink;

@@ -3,8 +3,8 @@
 use metis_memory::MemoryFile;
 use proptest::prelude::*;
 
+use super::model::{Edit, Model, STRIP_SET, hard_cap, occurrences, soft_cap, text_of};
 use crate::common::TestWorkspace;
-use crate::model::{Edit, Model, STRIP_SET, hard_cap, occurrences, soft_cap, text_of};
 
 /// splitmix64, for the choices that depend on the state at run time: seeded by proptest,
 /// so a failing case replays and shrinks.

@@ -9,9 +9,6 @@
 //! runs, so the interesting cases come up in every run rather than by chance. Each
 //! property prints one line of figures and fails if its generator stops reaching them.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod generate;
 mod model;
 mod scanned;
@@ -25,7 +22,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::json;
 
-use common::TestWorkspace;
+use crate::common::TestWorkspace;
 use generate::BAD_SEQUENCES;
 use model::first_invalid_byte;
 use scanned::{

@@ -7,12 +7,12 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
 
-use crate::common::TestWorkspace;
-use crate::generate::{Aim, Rng, SCAN_SAFE_SPACES, aim, file, filler};
-use crate::model::{
+use super::generate::{Aim, Rng, SCAN_SAFE_SPACES, aim, file, filler};
+use super::model::{
     Edit, Model, as_refusal, check_success, disk_matches, name, occurrences, refusal_text, strip,
     text_of,
 };
+use crate::common::TestWorkspace;
 
 pub(crate) struct Corpus {
     benign: Vec<String>,
@@ -284,7 +284,7 @@ pub(crate) fn scan_case(
         fig.policies[policy_index(policy)] += 1;
         let snapshot = t.snapshot();
         let before = model.get(file).unwrap_or_default().to_vec();
-        let outcome = crate::call_unheld(&t.ws, input.0, &input.1.to_string(), policy);
+        let outcome = super::call_unheld(&t.ws, input.0, &input.1.to_string(), policy);
         let after = match model.write(file, &edit) {
             // The store's checks come first: its refusal, whatever the text holds.
             Err(refusal) => {

@@ -4,15 +4,15 @@ use metis_memory::{Error, MemoryFile};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::common::TestWorkspace;
-use crate::generate::{
+use super::generate::{
     EditIntent, EntryIntent, PlantIntent, edit_intent, file, plant, plant_intent, resolve_edit,
     resolve_plant,
 };
-use crate::model::{
+use super::model::{
     Edit, Model, Refusal, Short, as_refusal, at_boundary, attempted, disk_matches, expected_result,
     first_invalid_byte, hard_cap, name, occurrences, refusal_text, soft_cap, strip, text_of,
 };
+use crate::common::TestWorkspace;
 
 #[derive(Clone, Debug)]
 pub(crate) enum Step {

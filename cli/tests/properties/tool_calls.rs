@@ -7,15 +7,15 @@ use metis_memory::{Error, MemoryFile, ScanPolicy};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::common::TestWorkspace;
-use crate::generate::{
+use super::generate::{
     EditIntent, PlantIntent, Rng, edit_intent, file, plant, plant_intent, resolve_edit,
     resolve_plant,
 };
-use crate::model::{
+use super::model::{
     Edit, Model, Refusal, Short, at_boundary, attempted, check_success, disk_matches,
     first_invalid_byte, name, refusal_text,
 };
+use crate::common::TestWorkspace;
 
 /// A JSON value, as generated.
 #[derive(Clone, Debug)]
@@ -477,7 +477,7 @@ pub(crate) fn tool_case(
         fig.shapes[intent.shape.index()] += 1;
         fig.escaped += u64::from(call.text.contains("\\u"));
         let snapshot = t.snapshot();
-        let outcome = crate::call_unheld(&t.ws, &call.name, &call.text, OFF);
+        let outcome = super::call_unheld(&t.ws, &call.name, &call.text, OFF);
         match (model_call(&call.name, &call.input), outcome) {
             (Ok((file, edit)), outcome) => {
                 fig.valid += 1;
