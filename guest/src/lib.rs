@@ -110,11 +110,11 @@ impl Guest for Component {
                 },
             )
         };
-        let outcome = write_file(core_file, edit, vet)
+        let dir = write_dirs();
+        let mut held = None;
+        write_file(&dir, &mut held, core_file, edit, vet)
             .map(Into::into)
-            .map_err(Into::into);
-        release_write_lock();
-        outcome
+            .map_err(Into::into)
     }
 
     fn recover_after_trap() -> Landing {
@@ -299,10 +299,13 @@ fn findings(found: Vec<core::audit::AuditFinding>) -> Vec<AuditFinding> {
 }
 
 fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    let written = write_file(file.into(), edit, |_, _| Ok::<(), core::StoreError>(()));
-    let outcome = written.map(Into::into).map_err(Into::into);
-    release_write_lock();
-    outcome
+    let dir = write_dirs();
+    let mut held = None;
+    write_file(&dir, &mut held, file.into(), edit, |_, _| {
+        Ok::<(), core::StoreError>(())
+    })
+    .map(Into::into)
+    .map_err(Into::into)
 }
 
 /// The file a tool call's `USER.md` is, by the core's rule: the fact it needs, whether
@@ -315,21 +318,19 @@ pub(crate) fn user_file() -> core::global_user::UserFile {
     )
 }
 
-/// The lock of the write this call made, held until the call has built everything it
-/// returns: a trap before the release is told apart by the lock (`recover-after-trap`
-/// reads the write's intent in it), so the release is the call's last step. A write's
-/// instance serves one call and is never reused, so what the lock borrows is leaked.
-struct HeldLock(::core::cell::RefCell<Option<lock::WriteLock<'static>>>);
+/// The lock of the write a call made, kept by the call: `write_file` leaves it in the
+/// caller's `held`, declared after the directory it borrows, so it is released when the
+/// call's frame ends, after the call has built everything it returns, on every path. A
+/// trap before then is told apart by the lock (`recover-after-trap` reads the write's
+/// intent in it), so the release is the call's last step.
+pub(crate) type Held<'d> = Option<lock::WriteLock<'d>>;
 
-// SAFETY: a component instance runs on one thread; nothing here is shared between threads.
-unsafe impl Sync for HeldLock {}
-
-static HELD_LOCK: HeldLock = HeldLock(::core::cell::RefCell::new(None));
-
-/// Releases the lock of this call's write, if it made one: the last thing a write call
-/// does before it returns.
-pub(crate) fn release_write_lock() {
-    drop(HELD_LOCK.0.borrow_mut().take());
+/// The directories a write call uses, never closed by the call: closing a descriptor is a
+/// host call, and one made after the lock's release (the write's last trace) could trap
+/// with the write landed but no longer found by `recover-after-trap`. A write's instance
+/// serves one call, so they close with it.
+pub(crate) fn write_dirs() -> ::core::mem::ManuallyDrop<MetisDir> {
+    ::core::mem::ManuallyDrop::new(MetisDir::open())
 }
 
 /// The one write path of the store and the tools: one read, the core's decision, and
@@ -337,12 +338,13 @@ pub(crate) fn release_write_lock() {
 ///
 /// `vet` sees the file's bytes and the new content before it is written and may refuse
 /// it (the tools' scan).
-fn write_file<E: From<core::StoreError>>(
+fn write_file<'d, E: From<core::StoreError>>(
+    dir: &'d MetisDir,
+    held: &mut Held<'d>,
     file: core::MemoryFile,
     edit: core::Edit<'_>,
     vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
-    let dir: &'static MetisDir = alloc::boxed::Box::leak(alloc::boxed::Box::new(MetisDir::open()));
     if settings::read_only() {
         return Err(core::StoreError::ReadOnly {
             file,
@@ -374,9 +376,8 @@ fn write_file<E: From<core::StoreError>>(
     lock.record_intent(&result.after_hash)?;
     let unsynced = dir.replace(file, &planned.after, &lock, &read)?;
     // Releasing the lock removes the last trace of this write that a clean-up after a
-    // trap could find, so it is left to the very end of the call (`release_write_lock`),
-    // and the pre-opened directory to the instance's end (it is never reused).
-    *HELD_LOCK.0.borrow_mut() = Some(lock);
+    // trap could find, so it is left to the very end of the call (`Held`).
+    *held = Some(lock);
     match unsynced {
         None => Ok(result),
         Some(code) => Err(core::StoreError::Unsynced {

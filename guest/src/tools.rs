@@ -10,8 +10,9 @@ use crate::exports::metis::memory::tools::{
     CallOptions, EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
     ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
 };
+use crate::fs::MetisDir;
 use crate::metis::memory::types::{FileVersion, Session};
-use crate::{Component, release_write_lock, write_file};
+use crate::{Component, Held, write_dirs, write_file};
 
 impl Guest for Component {
     fn definitions() -> Vec<ToolDefinition> {
@@ -73,18 +74,20 @@ impl Guest for Component {
         session: Session,
     ) -> SessionOutcome {
         let mut session = core::session::Session::from(session);
+        let dir = write_dirs();
+        let mut held = None;
         let outcome = run_core(
+            &dir,
+            &mut held,
             &name,
             input,
             &session.options(scan_policy(scan), crate::user_file()),
         );
         session.observe(&outcome);
-        let outcome = SessionOutcome {
+        SessionOutcome {
             outcome: outcome.map(success).map_err(tool_error),
             session: session.into(),
-        };
-        release_write_lock();
-        outcome
+        }
     }
 
     fn next_response(session: Session) -> Session {
@@ -102,20 +105,23 @@ fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
 }
 
 fn run(name: &str, input: String, options: &CoreCallOptions) -> Result<ToolSuccess, ToolError> {
-    let outcome = run_core(name, input, options)
+    let dir = write_dirs();
+    let mut held = None;
+    run_core(&dir, &mut held, name, input, options)
         .map(success)
-        .map_err(tool_error);
-    release_write_lock();
-    outcome
+        .map_err(tool_error)
 }
 
-fn run_core(
+/// The tool call, its write's lock left in `held` (see [`Held`]).
+fn run_core<'d>(
+    dir: &'d MetisDir,
+    held: &mut Held<'d>,
     name: &str,
     input: String,
     options: &CoreCallOptions,
 ) -> Result<core::tool_call::ToolSuccess, ToolRefusal> {
     core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
-        write_file(file, edit, |before, after| {
+        write_file(dir, held, file, edit, |before, after| {
             vet(before, after).map_err(WriteRefusal::Refused)
         })
     })
