@@ -137,7 +137,11 @@ fn finish(mut command: Command, what: &str) -> Result<Output, String> {
     })
 }
 
-fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+/// Everything `pipe` gives, read on a thread of its own, so that a full pipe never stalls
+/// the program writing it.
+pub fn drain(
+    pipe: Option<impl std::io::Read + Send + 'static>,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         if let Some(mut pipe) = pipe {

@@ -116,26 +116,16 @@ pub fn holds_snapshot(path: &Path) -> bool {
 /// The session in `path` with its snapshot, if it is this user's own and whole.
 pub fn load(ws: &Workspace, path: &Path) -> Result<Saved, Failure> {
     let shown = path.display();
-    let mut options = File::options();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    );
-    let mut file = options.open(path).map_err(|e| {
-        refused(format!(
-            "cannot read the session {shown}: {e} (`metis-memory prompt --session {shown}` starts one; a symbolic link is never followed)"
-        ))
-    })?;
+    let file = crate::bounded::open(path)
+        .map_err(|why| refused(format!("cannot read the session: {why}")))?
+        .ok_or_else(|| {
+            refused(format!(
+                "there is no session {shown} (`metis-memory prompt --session {shown}` starts one)"
+            ))
+        })?;
     let meta = file
         .metadata()
         .map_err(|e| refused(format!("cannot read the session {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(refused(format!(
-            "the session {shown} is not a regular file"
-        )));
-    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -149,9 +139,13 @@ pub fn load(ws: &Workspace, path: &Path) -> Result<Saved, Failure> {
             )));
         }
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|e| refused(format!("cannot read the session {shown}: {e}")))?;
+    let bytes = crate::bounded::read_from(&file, path)
+        .map_err(|why| refused(format!("cannot read the session: {why}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        refused(format!(
+            "{shown} is not a session written by `metis-memory prompt --session`"
+        ))
+    })?;
     let not_a_session = || {
         refused(format!(
             "{shown} is not a session written by `metis-memory prompt --session`"

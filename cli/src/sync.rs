@@ -15,6 +15,7 @@ use metis_memory::{Workspace, WriteHold};
 use metis_memory_core::git::GitState;
 
 use crate::failure::Failure;
+use crate::looking_git::drain;
 
 /// How often a hold is renewed while git runs under it (its lease is 3 seconds).
 const RENEW_EVERY: Duration = Duration::from_millis(500);
@@ -237,17 +238,6 @@ fn run(dir: &Path, args: &[&str], mut hold: Option<&mut WriteHold>) -> Result<()
     Err(Failure::Cli {
         kind: "git",
         message: format!("git {} failed: {said}", args[0]),
-    })
-}
-
-/// Everything `pipe` gives, read on a thread of its own.
-fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
     })
 }
 
