@@ -12,7 +12,7 @@ export class MemoryError extends Error {
   }
 }
 
-/** The store refused: `message` is the component's own text (`describe-error`). */
+/** The store refused: `message` is the component's own text (the `store-error`'s). */
 export class StoreError extends MemoryError {
   constructor(kind, message, details = {}) {
     super(message);
@@ -54,7 +54,7 @@ export class FlaggedError extends StoreError {}
 
 export class TooLargeError extends StoreError {}
 
-/** A scanned write (`store.write-scanned`) refused by the memory poisoning scan. */
+/** A scanned write (`write-options.scan`) refused by the memory poisoning scan. */
 export class PoisonedError extends StoreError {}
 
 /** The write was made (`result`), but `.metis/` could not be synced after it: a crash
@@ -118,57 +118,49 @@ export class WorkspaceError extends MemoryError {
   }
 }
 
-export function storeError(error, message, file) {
-  const details = { file: FILE_NAME[file] };
+/** The store's refusal (a WIT `store-error`), as this package throws it: the component's
+ * own text (`message`), the file it is about (`file`; an `unsynced` write's is its
+ * result's), and the case's details, each case's payload being a record that carries
+ * both. */
+function storeError(error) {
   const val = error.val;
+  const details = { file: FILE_NAME[error.tag === "unsynced" ? val.result.file : val.file] };
   switch (error.tag) {
     case "hard-cap-exceeded":
-      Object.assign(details, {
-        file: FILE_NAME[val.file],
-        attemptedBytes: Number(val.attemptedBytes),
-        capBytes: Number(val.capBytes),
-      });
+      Object.assign(details, { attemptedBytes: Number(val.attemptedBytes), capBytes: Number(val.capBytes) });
       break;
     case "not-unique":
-      details.count = val;
+      details.count = val.count;
       break;
     case "invalid-utf8":
-      Object.assign(details, { file: FILE_NAME[val.file], offset: Number(val.offset) });
-      break;
-    case "not-a-regular-file":
-      details.file = FILE_NAME[val];
+      details.offset = Number(val.offset);
       break;
     case "changed":
       Object.assign(details, {
-        file: FILE_NAME[val.file],
         expectedHash: val.expectedHash,
         currentHash: val.currentHash,
         currentContent: val.currentContent,
       });
       break;
     case "flagged":
-      Object.assign(details, { file: FILE_NAME[val.file], findings: val.findings.map(finding) });
+      details.findings = val.findings.map(finding);
       break;
     case "too-large":
-      Object.assign(details, {
-        file: FILE_NAME[val.file],
-        sizeBytes: Number(val.sizeBytes),
-        limitBytes: Number(val.limitBytes),
-      });
+      Object.assign(details, { sizeBytes: Number(val.sizeBytes), limitBytes: Number(val.limitBytes) });
       break;
     case "poisoned":
-      Object.assign(details, { file: FILE_NAME[val.file], rule: val.rule });
+      details.rule = val.rule;
       break;
     case "unsynced":
-      Object.assign(details, { file: FILE_NAME[val.result.file], result: writeResult(val.result), reason: val.reason });
+      Object.assign(details, { result: writeResult(val.result), reason: val.reason });
       break;
   }
   const Class = STORE_ERRORS[error.tag] ?? StoreError;
-  return new Class(error.tag, message, details);
+  return new Class(error.tag, val.message, details);
 }
 
 /** A thrown `result` error of an export (jco's ComponentError), as opposed to a trap. */
-export function componentErrorPayload(e) {
+function componentErrorPayload(e) {
   if (e instanceof Error && e.constructor.name === "ComponentError" && Object.hasOwn(e, "payload")) {
     return { payload: e.payload };
   }
@@ -180,10 +172,14 @@ export function toolError({ message, isUserVisible, shown }) {
   return new ToolError(message, isUserVisible, shown ? fileVersion(shown) : null);
 }
 
-/** What a call that threw `e` fails with: this package's own errors as they are, anything
- * else (a guest trap, a host call that threw) a TrapError. */
+/** What a call that threw `e` fails with: this package's own errors as they are, an
+ * export's returned `err` (jco's ComponentError: every export with a `result` this package
+ * calls returns a `store-error`) as its StoreError, anything else (a guest trap, a host
+ * call that threw) a TrapError. */
 export function failure(e, guest) {
   if (e instanceof MemoryError) return e;
+  const refused = componentErrorPayload(e);
+  if (refused) return storeError(refused.payload);
   const why = guest && fuelSpent(guest) ? "ran out of fuel" : `trapped: ${e?.message ?? e}`;
   return new TrapError(`the memory component ${why}`, { cause: e });
 }

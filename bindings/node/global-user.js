@@ -5,8 +5,8 @@
 // `GlobalUser` (host/src/global_user.rs): where the directory is and whether the agent's
 // `USER.md` tool writes go to it, and the directory checked, opened, created and removed
 // again. What any of it means is the component's: the workspace only says it is on, and
-// who writes it (`METIS_MEMORY_GLOBAL_USER`), and pre-opens the directory at guest path
-// `global-metis` (workspace.js).
+// who writes it (`settings.global-user`, resource.js), and pre-opens the directory at
+// guest path `global-metis` (workspace.js).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -30,7 +30,8 @@ export class GlobalUser {
     Object.freeze(this);
   }
 
-  /** What the instance is told (`METIS_MEMORY_GLOBAL_USER`, `wit/world.wit`). */
+  /** Who writes it, as an instance's settings say (`settings.global-user`, a
+   * `global-user-mode` of `wit/store.wit`). */
   get access() {
     return this.agentWrites ? "write" : "read";
   }

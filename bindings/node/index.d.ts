@@ -1,4 +1,4 @@
-// Types for metis-memory (the `metis:memory@0.3.0` component, for Node).
+// Types for metis-memory (the `metis:memory@0.4.0` component, for Node).
 
 /** This package's version: the release's (the WIT package's, `wit/world.wit`), read from
  * the package's own package.json. */
@@ -113,9 +113,9 @@ export interface CallToolOptions {
   withheld?: MemoryFileName[];
   /** The memory poisoning scan's parts (both on by default). */
   scan?: { invisibleCharacters?: boolean; injectionPatterns?: boolean };
-  /** Opt out of the hold by name (`true`): the call is the component's `call`,
-   * `call-with-policy` or `call-with-options`, and a `memory_consolidate` of a file not
-   * in `seen` rewrites it whatever it holds. For a person's own script or a test that
+  /** Opt out of the hold by name (`true`): the component's `call-with-options` without
+   * `hold-unseen`, and a `memory_consolidate` of a file not in `seen` rewrites it
+   * whatever it holds. For a person's own script or a test that
    * knows what it replaces; never for a model's calls. Default `false`. */
   unheld?: boolean;
 }
@@ -132,7 +132,7 @@ export interface OpenOptions {
    * `.metis`. Group-writable roots, and sticky ones like /tmp, are used. */
   trustForeignMetis?: boolean;
   /** Pre-open `.metis/` read-only for every call (for agents that may consult memory but
-   * not edit it): reads work; every write fails with an `io` {@link StoreError} (a
+   * not edit it): reads work; every write fails with a {@link ReadOnlyError} (a
    * {@link ToolError} from a tool call) whose text says why, and changes nothing; no
    * `.metis/` is created. */
   readOnly?: boolean;
@@ -255,11 +255,11 @@ export interface Session {
    * {@link StoreError}, and the session is left as it was. */
   memoryUpdate(): Promise<string | null>;
   /** One file shown to the model on demand (a memory tool's `view`), read fresh and
-   * audited under the session's audit (the component's `show-file`). Unless
+   * audited under the session's audit (the component's `workspace.show`). Unless
    * {@link ShownFile.withheld}, the file counts as seen at the version read from the
    * model's next response ({@link Session.nextResponse}), so the host
    * must show the model exactly {@link ShownFile.text}. With `whole: false` the host shows
-   * only part of it (a range of lines; the component's `offer-file`): a flagged file is
+   * only part of it (a range of lines; `workspace.show` not `whole`): a flagged file is
    * still withheld, but nothing counts as seen, since a consolidate built on a part would
    * drop the rest. A file that is not text rejects with its {@link StoreError}, and the
    * session is left as it was. */
@@ -389,7 +389,8 @@ export type StoreErrorKind =
   | "poisoned"
   | "unsynced";
 
-/** The store refused; nothing on disk changed. `message` is the component's own text. */
+/** The store refused; nothing on disk changed. `message` is the component's own text (the
+ * `store-error` payload's). */
 export class StoreError extends MemoryError {
   /** The WIT case name. */
   readonly kind: StoreErrorKind;
@@ -455,7 +456,7 @@ export class TooLargeError extends StoreError {
   readonly sizeBytes: number;
   readonly limitBytes: number;
 }
-/** A scanned write (`store.write-scanned`) refused by the memory poisoning scan: `rule`
+/** A scanned write (`write-options.scan`) refused by the memory poisoning scan: `rule`
  * matched. */
 export class PoisonedError extends StoreError {
   readonly kind: "poisoned";

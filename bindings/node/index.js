@@ -1,4 +1,4 @@
-// metis-memory for Node: the memory component (`metis:memory@0.3.0`), transpiled by jco,
+// metis-memory for Node: the memory component (`metis:memory@0.4.0`), transpiled by jco,
 // run on @bytecodealliance/preview2-shim in a sandbox that pre-opens only the workspace's
 // `.metis/`: the directory opened and checked, not its path (preopen.js), and only one this
 // user may trust. Writes get a fresh instance each; reads share one kept as the Rust host

@@ -1,8 +1,8 @@
 // A model's conversation with a workspace's memory (`Workspace.session()`), as the Rust
 // host's `Session` is: how a session moves is decided in the component
-// (`compose-session-prompt`, `call-in-session`, `next-response`, `memory-update`,
-// `show-file`, `offer-file`); this class only keeps the last session the component
-// returned and passes it to the next call, unchanged. A snapshot session also keeps the
+// (`workspace.compose`, `tools.call-with-options`, `tools.next-response`,
+// `workspace.update`, `workspace.show`); this class only keeps the last session the
+// component returned and passes it to the next call, unchanged. A snapshot session also keeps the
 // prompt it froze for a base.
 
 /** What a session holds before its first prompt: nothing shown, so a consolidate of a
@@ -96,7 +96,7 @@ export class Session {
    * (`nextResponse`), as a refusal's content does, so the host must show the model exactly
    * `text`; when `withheld`, the audit keeps the file out, the text must not reach the
    * model, and every tool write to the file is refused. With `whole: false` the host
-   * shows only part of the text (a range of lines; the component's `offer-file`): a
+   * shows only part of the text (a range of lines; `workspace.show` not `whole`): a
    * flagged file is still withheld, but nothing counts as seen, since a consolidate built
    * on a part would drop the rest. A file that is not text rejects with its StoreError,
    * and the session is left as it was. */

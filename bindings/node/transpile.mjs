@@ -25,12 +25,13 @@ const js = Object.keys(files).find((name) => name.endsWith(".js"));
 files[js] = new TextEncoder().encode(withQuietDebugLog(withoutThrowingProbes(new TextDecoder().decode(files[js]))));
 await writeFiles(files);
 
-/** jco's instantiation tries `WebAssembly.promising` (JSPI) on nine exports, each in a
+/** jco's instantiation tries `WebAssembly.promising` (JSPI) on a dozen exports, each in a
  * try/catch that falls back to the export itself; the results are never used in sync
  * mode. Where the engine has no JSPI, each try throws a TypeError whose message V8 builds
  * by parsing the enclosing function again: jco's 12,000-line instantiation generator,
- * about 3 ms a throw, 28 ms an instance. Asking whether it exists first gives the catch's
- * value without the throw; anything else calling it is refused, not shipped slow. */
+ * about 3 ms a throw, every one on every instance. Asking whether it exists first gives
+ * the catch's value without the throw; anything else calling it is refused, not shipped
+ * slow. */
 function withoutThrowingProbes(code) {
   const probe = /^(\s*)(\w+) = WebAssembly\.promising\(([^;\n]*)\);$/gm;
   let rewritten = 0;

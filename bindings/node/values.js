@@ -122,6 +122,17 @@ export function heldSession(seen, withheld) {
   return { seen: seenVersions(seen), withheld: (withheld ?? []).map(witFile), shown: [], ownWrites: [] };
 }
 
+/** No part of the poisoning scan: the plain write's policy (a person's or a host's own
+ * write; the tools scan theirs). */
+const NO_SCAN = Object.freeze({ invisibleCharacters: false, injectionPatterns: false });
+
+/** How a workspace's own write (`store.workspace.write`) is made: as the plain write
+ * (`add-entry`, `replace`, `consolidate`), and only while the file is still the version
+ * `ifUnchanged` when given (`write-options`). */
+export function writeOptions(ifUnchanged) {
+  return { ifUnchanged, scan: NO_SCAN };
+}
+
 const AUDIT_POLICIES = ["off", "report", "omit", "refuse"];
 
 export function auditPolicy(audit) {

@@ -5,8 +5,8 @@
 // beside it (global-user.js); a fresh instance for each write, with an owner token of its
 // own for the clean-up after a trap, and one kept for reads, dropped after a trap, past
 // 8 MiB, or when either directory is another one. The workspace's settings reach each
-// instance as its environment (`wit/world.wit`), next to the owner token: what they mean
-// is the component's.
+// instance as the `store.settings` of the `store.workspace` made on it (resource.js), next
+// to the owner token: what they mean is the component's. The guest sees no environment.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -18,9 +18,10 @@ import { setFuel } from "./meter.js";
 import { directoryId, metisDistrust, openDirectory, rootDistrust, sandboxFilesystem } from "./preopen.js";
 import { globalUserOption } from "./global-user.js";
 import { Session } from "./session.js";
-import { StoreError, ToolError, TrapError, WorkspaceError, componentErrorPayload, failure, storeError, toolError } from "./errors.js";
+import { StoreError, TrapError, WorkspaceError, failure, toolError } from "./errors.js";
 import { DEFAULT_LIMITS, GUEST_CORE_MODULE, coreModules, limitsOption } from "./component.js";
-import { FILE_NAME, GLOBAL_USER_FILE, auditPolicy, composedPrompt, finding, heldSession, scanPolicy, seenVersions, sessionState, text, toolInput, toolSuccess, witFile, writeResult } from "./values.js";
+import { release, settingsRecord, workspaceOf } from "./resource.js";
+import { FILE_NAME, GLOBAL_USER_FILE, auditPolicy, composedPrompt, finding, heldSession, scanPolicy, sessionState, text, toolInput, toolSuccess, witFile, writeOptions, writeResult } from "./values.js";
 
 /** The guest path `.metis/` is pre-opened at (`wit/world.wit`). */
 const GUEST_METIS_DIR = ".metis";
@@ -28,18 +29,6 @@ const GUEST_METIS_DIR = ".metis";
 /** The guest path the user's own `.metis/` is pre-opened at, with global user memory on
  * (`wit/world.wit`). */
 const GUEST_GLOBAL_METIS_DIR = "global-metis";
-
-/** The guest names a call's lock and temporary file after this token. */
-const OWNER_ENV = "METIS_MEMORY_OWNER";
-
-/** Set to "1" for an instance of a read-only workspace (`wit/types.wit`, `read-only`). */
-const READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY";
-
-/** Global user memory on, and who writes it: "read" or "write" (`wit/world.wit`). */
-const GLOBAL_USER_ENV = "METIS_MEMORY_GLOBAL_USER";
-
-/** Set to "1" for each prompt section's heading to show its file's fill level. */
-const PROMPT_BUDGET_ENV = "METIS_MEMORY_PROMPT_BUDGET";
 
 /** A kept instance grown past this is dropped after its call, so that one large call does
  * not hold its memory for the life of the workspace (the Rust host's bound). */
@@ -78,7 +67,7 @@ export class Workspace {
   }
 
   /** Whether `.metis/` is pre-opened read-only for every call: reads work, every write
-   * fails (an `io` StoreError, or a ToolError with its text) and changes nothing. */
+   * fails (a ReadOnlyError, or a ToolError with its text) and changes nothing. */
   get readOnly() {
     return this.#readOnly;
   }
@@ -139,68 +128,77 @@ export class Workspace {
   }
 
   async read(file) {
-    return this.#store("read", file, (s, f) => s.read(f));
+    return this.#store("read", file, ({ root }, f) => root.store.read(f));
   }
 
   async exists(file) {
-    return this.#store("read", file, (s, f) => s.exists(f));
+    return this.#store("read", file, ({ root }, f) => root.store.exists(f));
   }
 
   async sizeBytes(file) {
-    return this.#store("read", file, (s, f) => Number(s.sizeBytes(f)));
+    return this.#store("read", file, ({ root }, f) => Number(root.store.sizeBytes(f)));
   }
 
   async softCap(file) {
-    return this.#store("read", file, (s, f) => Number(s.softCap(f)));
+    return this.#store("read", file, ({ root }, f) => Number(root.store.softCap(f)));
   }
 
   async hardCap(file) {
-    return this.#store("read", file, (s, f) => Number(s.hardCap(f)));
+    return this.#store("read", file, ({ root }, f) => Number(root.store.hardCap(f)));
   }
 
   async addEntry(file, entry) {
     text(entry, "entry");
-    return this.#store("write", file, (s, f) => writeResult(s.addEntry(f, entry)));
+    return this.#edit(file, { tag: "add-entry", val: entry });
   }
 
   async replace(file, oldText, newText) {
     text(oldText, "oldText");
     text(newText, "newText");
-    return this.#store("write", file, (s, f) => writeResult(s.replace(f, oldText, newText)));
+    return this.#edit(file, { tag: "replace", val: { oldText, newText } });
   }
 
   async consolidate(file, content) {
     text(content, "content");
-    return this.#store("write", file, (s, f) => writeResult(s.consolidate(f, content)));
+    return this.#edit(file, { tag: "consolidate", val: content });
   }
 
   async consolidateIfUnchanged(file, content, expectedHash) {
     text(content, "content");
     text(expectedHash, "expectedHash");
-    return this.#store("write", file, (s, f) =>
-      writeResult(s.consolidateIfUnchanged(f, content, expectedHash)),
-    );
+    return this.#edit(file, { tag: "consolidate", val: content }, expectedHash);
+  }
+
+  /** `edit` of `file` as the plain write makes it, under this workspace's settings and
+   * the write's owner token (`store.workspace.write`); with `ifUnchanged`, only while the
+   * file is still that version. */
+  #edit(file, edit, ifUnchanged) {
+    const options = writeOptions(ifUnchanged);
+    return this.#store("write", file, (instance, f) => writeResult(workspaceOf(instance).write(f, edit, options)));
   }
 
   async assembleSystemPrompt(base = "") {
     text(base, "base");
-    // Errors name their file in their payload; MEMORY.md only fills describe-error's
-    // argument, as in the Rust host.
-    return this.#store("read", "MEMORY.md", (s) => s.assembleSystemPrompt(base));
+    // The plain call composes the default layout; global user memory or the budget needs
+    // this workspace's, failing on a file that is not text as the plain call does.
+    if (!this.#globalUser && !this.#promptBudget) {
+      return this.#run("read", ({ root }) => root.store.assembleSystemPrompt(base));
+    }
+    return this.#run("read", (instance) => workspaceOf(instance).compose(base, { audit: "off", strict: true }).text);
   }
 
   async composeSystemPrompt(base = "", audit = "off") {
     text(base, "base");
     auditPolicy(audit);
-    return this.#store("read", "MEMORY.md", (s) => composedPrompt(s.composeSystemPrompt(base, audit)));
+    return this.#run("read", (instance) => composedPrompt(workspaceOf(instance).compose(base, { audit, strict: false })));
   }
 
   async audit(file) {
-    return this.#store("read", file, (s, f) => s.audit(f).map(finding));
+    return this.#store("read", file, ({ root }, f) => root.store.audit(f).map(finding));
   }
 
   async toolDefinitions() {
-    return this.#run("read", (root) =>
+    return this.#run("read", ({ root }) =>
       root.tools.definitions().map((tool) => ({
         name: tool.name,
         description: tool.description,
@@ -212,40 +210,16 @@ export class Workspace {
   /** One tool call outside any session, held as a session would hold it: to a model shown
    * `seen` (nothing when absent) with `withheld` kept from it, so a `memory_consolidate`
    * of a file not in `seen` that is not empty is refused, showing its content. With
-   * `unheld: true`, the call is made as before sessions held it (`call`,
-   * `call-with-policy`, `call-with-options`): a file not in `seen` is consolidated
-   * whatever it holds. */
+   * `unheld: true`, the call is made as before sessions held it (`hold-unseen: false`):
+   * a file not in `seen` is consolidated whatever it holds. */
   async callTool(name, input, options = {}) {
     text(name, "name");
     const inputText = toolInput(input);
     const { seen, withheld, scan, unheld } = options;
-    const policy = scanPolicy(scan);
-    if (unheld !== true) {
-      const session = heldSession(seen, withheld);
-      return this.#run("write", (root) => {
-        const { outcome } = root.tools.callInSession(name, inputText, policy, session);
-        // Thrown inside the write, as the unheld calls' refusals are, so that a refused
-        // first write removes the `.metis/` it created.
-        if (outcome.tag === "err") throw toolError(outcome.val);
-        return toolSuccess(outcome.val);
-      });
-    }
-    const callOptions =
-      seen === undefined && withheld === undefined
-        ? undefined
-        : { scan: policy, seen: seenVersions(seen), withheld: (withheld ?? []).map(witFile) };
-    return this.#run("write", (root) => {
-      try {
-        let success;
-        if (callOptions) success = root.tools.callWithOptions(name, inputText, callOptions);
-        else if (scan) success = root.tools.callWithPolicy(name, inputText, policy);
-        else success = root.tools.call(name, inputText);
-        return toolSuccess(success);
-      } catch (e) {
-        const refused = componentErrorPayload(e);
-        if (!refused) throw e;
-        throw toolError(refused.payload);
-      }
+    const callOptions = { scan: scanPolicy(scan), session: heldSession(seen, withheld), holdUnseen: unheld !== true };
+    return this.#run("write", (instance) => {
+      const { outcome } = instance.root.tools.callWithOptions(workspaceOf(instance), name, inputText, callOptions);
+      return toolOutcome(outcome);
     });
   }
 
@@ -262,29 +236,28 @@ export class Workspace {
     return new Session(this, audit, snapshot === true, {
       systemPrompt: (base, kept, keep, frozen) => {
         text(base, "base");
-        return this.#store("read", "MEMORY.md", (s, _file, root) => {
+        return this.#run("read", (instance) => {
           const held = frozen.get();
           if (held && held.base === base) {
-            const session = root.tools.nextResponse(kept());
+            const session = instance.root.tools.nextResponse(kept());
             keep(session, sessionState(session));
             return composedPrompt(held.prompt);
           }
-          const { prompt, session } = s.composeSessionPrompt(base, audit);
-          keep(session, sessionState(session));
+          const prompt = workspaceOf(instance).compose(base, { audit, strict: false });
+          keep(prompt.session, sessionState(prompt.session));
           frozen.set(base, prompt);
           return composedPrompt(prompt);
         });
       },
       memoryUpdate: (kept, keep) =>
-        this.#store("read", "MEMORY.md", (s) => {
-          const { text, session } = s.memoryUpdate(kept(), audit);
+        this.#run("read", (instance) => {
+          const { text, session } = workspaceOf(instance).update(kept(), audit);
           keep(session, sessionState(session));
           return text ?? null;
         }),
       showFile: (file, whole, kept, keep) =>
-        this.#store("read", file, (s, wit) => {
-          const shown = whole ? s.showFile(wit, kept(), audit) : s.offerFile(wit, kept(), audit);
-          const { text, findings, withheld, session } = shown;
+        this.#store("read", file, (instance, wit) => {
+          const { text, findings, withheld, session } = workspaceOf(instance).show(wit, kept(), audit, whole);
           keep(session, sessionState(session));
           return { text, findings: findings.map(finding), withheld };
         }),
@@ -295,41 +268,32 @@ export class Workspace {
         // vanished runs from it again, and only the last run's session is kept (the
         // model is told that run's outcome alone). Nothing awaits between the runs.
         let taken;
-        return this.#run("write", (root) => {
+        return this.#run("write", (instance) => {
           taken ??= kept();
-          const { outcome, session } = root.tools.callInSession(name, inputText, policy, taken);
+          const options = { scan: policy, session: taken, holdUnseen: true };
+          const { outcome, session } = instance.root.tools.callWithOptions(workspaceOf(instance), name, inputText, options);
           keep(session, sessionState(session));
-          // Thrown inside the write, so that a refused first write removes the `.metis/`
-          // it created.
-          if (outcome.tag === "err") throw toolError(outcome.val);
-          return toolSuccess(outcome.val);
+          return toolOutcome(outcome);
         });
       },
       nextResponse: (kept, keep) =>
-        this.#run("read", (root) => {
+        this.#run("read", ({ root }) => {
           const session = root.tools.nextResponse(kept());
           keep(session, sessionState(session));
         }),
     });
   }
 
-  /** A `store` call about `file`; a refusal carries the component's text for it. */
+  /** A call about `file`, checked first: `op(instance, witFile)`. */
   #store(access, file, op) {
     const wit = witFile(file);
-    return this.#run(access, (root) => {
-      try {
-        return op(root.store, wit, root);
-      } catch (e) {
-        const refused = componentErrorPayload(e);
-        if (!refused) throw e;
-        const message = root.store.describeError(wit, refused.payload);
-        throw storeError(refused.payload, message, wit);
-      }
-    });
+    return this.#run(access, (instance) => op(instance, wit));
   }
 
-  /** Runs `f` on an instance that sees `.metis/`: a read on the kept instance, a write on
-   * a fresh one (after creating `.metis/`), then undoes what a failed write left behind. */
+  /** Runs `f(instance)` on an instance that sees `.metis/` (`root`, jco's exports; for
+   * the component's `store.workspace`, resource.js's `workspaceOf`): a read on the kept
+   * instance, a write on a fresh one (after creating `.metis/`), then undoes what a
+   * failed write left behind. A store refusal rejects with its StoreError. */
   async #run(access, f) {
     const modules = await coreModules(this.#limits.memoryBytes);
     await nextTurn();
@@ -366,7 +330,8 @@ export class Workspace {
           if (madeFor.metis !== undefined) dirs.metis = this.#openMetisDir();
           if (madeFor.global !== undefined) dirs.global = this.#openGlobalDir();
           const made = { metis: dirs.metis?.id, global: dirs.global?.id, settings: this.#settings };
-          kept = { madeFor: made, dirs, ...this.#instantiate(modules, dirs, ownerToken(), true) };
+          // Reads only: the owner is left random.
+          kept = { madeFor: made, dirs, ...this.#instantiate(modules, dirs, true, undefined) };
         } catch (e) {
           closeDirs(dirs);
           throw e;
@@ -420,8 +385,10 @@ export class Workspace {
           throw new WorkspaceError(`${this.metisDir} was removed as the call began; nothing was written`);
         }
         const owner = ownerToken();
+        let instance;
         try {
-          return this.#call(this.#instantiate(modules, dirs, owner, this.#readOnly), f);
+          instance = this.#instantiate(modules, dirs, this.#readOnly, owner);
+          return this.#call(instance, f);
         } catch (e) {
           if (e instanceof TrapError && !this.#readOnly) this.#recoverAfterTrap(modules, dirs, owner, e);
           if (created) this.#removeCreated();
@@ -429,6 +396,7 @@ export class Workspace {
           if (!(e instanceof TrapError) && !created && !last && dirs.metis && !this.#readOnly && this.#vanished(dirs.metis.id)) continue;
           throw e;
         } finally {
+          if (instance) release(instance);
           closeDirs(dirs);
         }
       }
@@ -473,10 +441,11 @@ export class Workspace {
 
   /** A new instance that sees the directories `dirs` (`metis`, the workspace's `.metis/`,
    * and `global`, the user's own; none where undefined; through read-only pre-opens if
-   * `readOnly`), and no environment but `owner` and this workspace's settings. Its guest
-   * core instance (`guest`) holds the fuel and the memory. `dirs` must stay open for as
-   * long as the instance is used. */
-  #instantiate(modules, dirs, owner, readOnly) {
+   * `readOnly`), and no environment: `root` (jco's exports), its guest core instance
+   * (`guest`), which holds the fuel and the memory, and the `settings` its
+   * `store.workspace` is made with (resource.js): this workspace's, `readOnly`, and
+   * `owner`. `dirs` must stay open for as long as the instance is used. */
+  #instantiate(modules, dirs, readOnly, owner) {
     let guest;
     try {
       const { filesystem, preopens } = sandboxFilesystem(
@@ -487,7 +456,7 @@ export class Workspace {
         filesystem,
         sandbox: {
           preopens,
-          env: this.#environment(owner, readOnly),
+          env: {},
           args: [],
           enableNetwork: false,
         },
@@ -501,30 +470,28 @@ export class Workspace {
         }
         return instance;
       });
-      return { root, guest };
+      // The component refuses every write of a read-only workspace itself, with
+      // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
+      const settings = settingsRecord(
+        { readOnly, globalUser: this.#globalUser?.access, promptBudget: this.#promptBudget },
+        owner,
+      );
+      return { root, guest, settings };
     } catch (e) {
       throw failure(e, guest);
     }
   }
 
-  /** What an instance is told: its owner token, and the workspace's settings. */
-  #environment(owner, readOnly) {
-    const env = { [OWNER_ENV]: owner };
-    // The component refuses every write of a read-only workspace itself, with
-    // `read-only`, as under every host; read-only.js is the sandbox's own guarantee.
-    if (readOnly) env[READ_ONLY_ENV] = "1";
-    if (this.#globalUser) env[GLOBAL_USER_ENV] = this.#globalUser.access;
-    if (this.#promptBudget) env[PROMPT_BUDGET_ENV] = "1";
-    return env;
-  }
-
-  /** Runs `f` on `instance` with the whole fuel limit, as every call gets. */
+  /** Runs `f(instance)` with the whole fuel limit, as every call gets; an instance that
+   * trapped is marked so (`trapped`), never to be entered again. */
   #call(instance, f) {
     setFuel(instance.guest, this.#limits.fuel);
     try {
-      return f(instance.root);
+      return f(instance);
     } catch (e) {
-      throw failure(e, instance.guest);
+      const error = failure(e, instance.guest);
+      if (error instanceof TrapError) instance.trapped = true;
+      throw error;
     }
   }
 
@@ -538,9 +505,9 @@ export class Workspace {
   #recoverAfterTrap(modules, dirs, owner, trap) {
     if (!dirs.metis && !dirs.global) return;
     try {
-      const instance = this.#instantiate(modules, dirs, owner, false);
+      const instance = this.#instantiate(modules, dirs, false, undefined);
       setFuel(instance.guest, DEFAULT_LIMITS.fuel);
-      const landing = instance.root.store.recoverAfterTrap();
+      const landing = instance.root.store.recoverAfterTrap(owner);
       trap.written = landing === "untraced" ? null : landing === "written";
     } catch {
       trap.written = null;
@@ -675,8 +642,10 @@ function nextTurn() {
   return lastTurn;
 }
 
-/** Closes the directories a dropped kept instance held open. */
+/** Lets go of a dropped kept instance's `store.workspace` and closes the directories it
+ * held open. */
 function drop(kept) {
+  release(kept);
   closeDirs(kept.dirs);
 }
 
@@ -692,9 +661,17 @@ function sameMadeFor(a, b) {
   return a.metis === b.metis && a.global === b.global && a.settings === b.settings;
 }
 
-/** A call's owner token: its lock and temporary file are named after it. */
+/** A write's owner token (`settings.owner`, a u64): its lock and temporary file are named
+ * after it. */
 function ownerToken() {
-  return randomBytes(8).toString("hex");
+  return randomBytes(8).readBigUInt64BE();
+}
+
+/** A tool call's outcome: its ToolSuccess, or its refusal thrown, inside the write, so
+ * that a refused first write removes the `.metis/` it created. */
+function toolOutcome(outcome) {
+  if (outcome.tag === "err") throw toolError(outcome.val);
+  return toolSuccess(outcome.val);
 }
 
 /** The workspace at `root` (its memory lives in `root/.metis/`). Nothing is touched

@@ -62,7 +62,8 @@ pub fn call(
         before.push((file, text));
     }
     let dry_run: (&str, Value) = ("dry_run", true.into());
-    match copy.call_tool_unheld(tool, input, options) {
+    let called = copy.call_tool_with_options(tool, input, options);
+    match called.and_then(|called| called.outcome.map_err(Error::Tool)) {
         Ok(success) => {
             let file = success.result.file;
             let old = before.iter().find(|(f, _)| *f == file).map(|(_, t)| t);

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use metis_memory::{Edit, Error, ExpectedContent, MemoryFile, StoreError, Workspace};
+use metis_memory::{Edit, Error, MemoryFile, ScanPolicy, StoreError, Workspace, WriteOptions};
 use serde_json::json;
 
 use super::scratch::Scratch;
@@ -62,11 +62,11 @@ pub fn edit(
     // writes are: a tool call would name `USER.md`, which global user memory may send to
     // the other USER.md.
     let copied = diff::sha256_hex(original.as_bytes());
-    let edit = Edit::ConsolidateIfUnchanged(ExpectedContent {
-        content: edited.clone(),
-        expected_hash: copied,
-    });
-    match ws.write_scanned(file, &edit) {
+    let options = WriteOptions {
+        if_unchanged: Some(copied),
+        scan: ScanPolicy::ALL,
+    };
+    match ws.write(file, &Edit::Consolidate(edited.clone()), &options) {
         Ok(result) => {
             let diff = want_diff.then(|| diff::of_write(&result, &original, &edited));
             out.write(ws, &result, diff)?;

@@ -37,8 +37,8 @@ use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, CommandFactory, Parser, Subcommand};
 use metis_memory::{
-    AuditPolicy, CallOptions, Edit, Error, ExpectedContent, FileVersion, MemoryFile, Replacement,
-    ScanPolicy, Workspace, WriteResult,
+    AuditPolicy, CallOptions, ComposeOptions, Edit, Error, FileVersion, MemoryFile, Replacement,
+    ScanPolicy, SessionState, Workspace, WriteOptions, WriteResult,
 };
 
 use color::ColorWhen;
@@ -501,18 +501,13 @@ fn scanned(
     file: MemoryFile,
     scan: ScanFlag,
     edit: Edit,
+    if_unchanged: Option<String>,
 ) -> Result<WriteResult, Error> {
-    if !scan.no_scan {
-        return ws.write_scanned(file, &edit);
-    }
-    match edit {
-        Edit::AddEntry(entry) => ws.add_entry(file, &entry),
-        Edit::Replace(r) => ws.replace(file, &r.old_text, &r.new_text),
-        Edit::Consolidate(content) => ws.consolidate(file, &content),
-        Edit::ConsolidateIfUnchanged(c) => {
-            ws.consolidate_if_unchanged(file, &c.content, &c.expected_hash)
-        }
-    }
+    let scan = match scan.no_scan {
+        true => ScanPolicy::OFF,
+        false => ScanPolicy::ALL,
+    };
+    ws.write(file, &edit, &WriteOptions { if_unchanged, scan })
 }
 
 /// FILE=HASH, for `call --seen`.
@@ -635,7 +630,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
         } => {
             let entry = text_or_stdin(entry, "ENTRY")?;
             write(ws, out, file, diff.diff, || {
-                scanned(ws, file, scan, Edit::AddEntry(entry))
+                scanned(ws, file, scan, Edit::AddEntry(entry), None)
             })?;
         }
         Command::Replace {
@@ -661,7 +656,7 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     old_text: old,
                     new_text: new,
                 };
-                scanned(ws, file, scan, Edit::Replace(replacement))
+                scanned(ws, file, scan, Edit::Replace(replacement), None)
             })?;
         }
         Command::Remove {
@@ -678,14 +673,10 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             scan,
         } => {
             let content = text_or_stdin(content, "CONTENT")?;
-            let edit = match expect_hash {
-                Some(expected_hash) => Edit::ConsolidateIfUnchanged(ExpectedContent {
-                    content,
-                    expected_hash,
-                }),
-                None => Edit::Consolidate(content),
-            };
-            write(ws, out, file, diff.diff, || scanned(ws, file, scan, edit))?;
+            let edit = Edit::Consolidate(content);
+            write(ws, out, file, diff.diff, || {
+                scanned(ws, file, scan, edit, expect_hash)
+            })?;
         }
         Command::Edit { file, diff } => edit::edit(ws, out, file, diff.diff)?,
         Command::Prompt {
@@ -709,7 +700,13 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                     session::save(&path, &held)?;
                     out.prompt(&prompt)
                 }
-                None => out.prompt(&ws.compose_system_prompt(&base, audit)?),
+                None => {
+                    let options = ComposeOptions {
+                        audit,
+                        strict: false,
+                    };
+                    out.prompt(&ws.compose(&base, options)?)
+                }
             }
         }
         Command::Update { session, audit } => {
@@ -738,7 +735,12 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             let lost = ws.lost_adds();
             if add {
                 for gone in lost.iter().rev() {
-                    ws.write_scanned(gone.file, &Edit::AddEntry(gone.entry.clone()))?;
+                    let edit = Edit::AddEntry(gone.entry.clone());
+                    let options = WriteOptions {
+                        if_unchanged: None,
+                        scan: ScanPolicy::ALL,
+                    };
+                    ws.write(gone.file, &edit, &options)?;
                 }
             } else if forget {
                 ws.forget_lost_adds(&lost);
@@ -797,14 +799,18 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
             }
             let options = CallOptions {
                 scan,
-                seen,
-                withheld: Vec::new(),
+                session: SessionState {
+                    seen,
+                    ..SessionState::empty()
+                },
+                hold_unseen: false,
             };
             if dry_run {
                 dry_run::call(ws, out, &tool, &input, &options)?;
             } else {
                 call(ws, out, &tool, &input, diff.diff, |tool, input| {
-                    ws.call_tool_unheld(tool, input, &options)
+                    let called = ws.call_tool_with_options(tool, input, &options)?;
+                    called.result()
                 })?;
             }
         }

@@ -1,6 +1,6 @@
 //! The commands that write, each able to show the diff it made (`--diff`).
 
-use metis_memory::{Error, MemoryFile, ToolSuccess, Workspace, WriteResult};
+use metis_memory::{Edit, Error, MemoryFile, ToolSuccess, Workspace, WriteOptions, WriteResult};
 use serde_json::{Value, json};
 
 use super::{Failure, Output, diff, entries};
@@ -67,7 +67,11 @@ pub fn remove(
         });
     }
     let kept = entries::without(&text, entry);
-    let result = ws.consolidate_if_unchanged(file, &kept, &read_hash)?;
+    let options = WriteOptions {
+        if_unchanged: Some(read_hash),
+        ..WriteOptions::default()
+    };
+    let result = ws.write(file, &Edit::Consolidate(kept.clone()), &options)?;
     let diff = want_diff.then(|| diff::of_write(&result, &text, &kept));
     if out.json {
         let mut value = metis_memory::json::write_result_json(&result);

@@ -31,13 +31,18 @@ fn exports_store_and_tools_by_their_wit_names() {
     let names: Vec<&str> = exports.iter().map(|(name, _)| *name).collect();
     assert_eq!(
         names,
-        ["metis:memory/store@0.3.0", "metis:memory/tools@0.3.0"]
+        ["metis:memory/store@0.4.0", "metis:memory/tools@0.4.0"]
     );
+    // Beside the reference's calls, one tool call with options.
     assert_eq!(
         instance_items(&engine, &exports[1].1.ty),
         set(&[
             "memory-file",
             "write-result",
+            "file-version",
+            "scan-policy",
+            "session",
+            "workspace",
             "tool-definition",
             "operation",
             "memory-updated",
@@ -46,19 +51,16 @@ fn exports_store_and_tools_by_their_wit_names() {
             "memory-event",
             "tool-success",
             "tool-error",
-            "scan-policy",
-            "file-version",
             "call-options",
+            "call-outcome",
             "definitions",
             "call",
-            "call-with-policy",
             "call-with-options",
-            "session",
-            "session-outcome",
-            "call-in-session",
             "next-response",
         ])
     );
+    // Beside the reference's calls, the settings' workspace with one write, one prompt
+    // composition and the session's update and show; no `describe-error`.
     assert_eq!(
         instance_items(&engine, &exports[0].1.ty),
         set(&[
@@ -66,39 +68,40 @@ fn exports_store_and_tools_by_their_wit_names() {
             "write-result",
             "store-error",
             "audit-finding",
-            "audit-policy",
-            "prompt-source",
-            "composed-prompt",
+            "scan-policy",
             "session",
-            "session-prompt",
-            "compose-session-prompt",
-            "session-update",
-            "memory-update",
-            "show-file",
-            "shown-file",
-            "offer-file",
-            "write-hold",
-            "[static]write-hold.acquire",
-            "[method]write-hold.renew",
-            "edit",
-            "replacement",
-            "expected-content",
-            "write-scanned",
-            "landing",
-            "recover-after-trap",
             "read",
             "exists",
             "size-bytes",
             "add-entry",
             "replace",
             "consolidate",
-            "consolidate-if-unchanged",
             "soft-cap",
             "hard-cap",
             "assemble-system-prompt",
-            "compose-system-prompt",
             "audit",
-            "describe-error",
+            "landing",
+            "recover-after-trap",
+            "global-user-mode",
+            "settings",
+            "edit",
+            "replacement",
+            "write-options",
+            "audit-policy",
+            "compose-options",
+            "prompt-source",
+            "composed-prompt",
+            "session-update",
+            "shown-file",
+            "workspace",
+            "[constructor]workspace",
+            "[method]workspace.write",
+            "[method]workspace.compose",
+            "[method]workspace.update",
+            "[method]workspace.show",
+            "[method]workspace.hold-writes",
+            "write-hold",
+            "[method]write-hold.renew",
         ])
     );
 }
@@ -137,12 +140,11 @@ fn imports_exactly_the_reviewed_interfaces_and_functions() {
 
 /// One line per imported interface: its versioned name, then the names it must provide.
 const REVIEWED_IMPORTS: &str = "
-metis:memory/types@0.3.0: audit-finding changed-info file-version flagged-info hard-cap-exceeded-info invalid-utf8-info memory-file own-write poisoned-info session store-error too-large-info unsynced-info write-result
+metis:memory/types@0.4.0: audit-finding cap-exceeded changed file-error file-version flagged invalid-utf8 memory-file not-unique own-write poisoned scan-policy session store-error too-large unsynced write-result
 wasi:io/poll@0.2.12: [method]pollable.block pollable
 wasi:clocks/monotonic-clock@0.2.12: duration instant now pollable subscribe-duration
 wasi:clocks/wall-clock@0.2.12: datetime
 wasi:random/random@0.2.12: get-random-u64
-wasi:cli/environment@0.2.12: get-environment
 wasi:filesystem/types@0.2.12: [method]descriptor.get-type [method]descriptor.is-same-object [method]descriptor.link-at [method]descriptor.open-at [method]descriptor.read [method]descriptor.read-directory [method]descriptor.rename-at [method]descriptor.stat [method]descriptor.stat-at [method]descriptor.sync [method]descriptor.unlink-file-at [method]descriptor.write [method]directory-entry-stream.read-directory-entry datetime descriptor descriptor-flags descriptor-stat descriptor-type directory-entry directory-entry-stream error-code filesize link-count open-flags path-flags
 wasi:filesystem/preopens@0.2.12: descriptor get-directories
 ";

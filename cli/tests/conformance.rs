@@ -13,7 +13,8 @@ use metis_memory::json::{
     tool_success_json, write_result_json,
 };
 use metis_memory::{
-    AuditPolicy, CallOptions, Error, FileVersion, MemoryFile, ScanPolicy, Workspace,
+    AuditPolicy, CallOptions, ComposeOptions, Edit, Error, FileVersion, MemoryFile, ScanPolicy,
+    SessionState, Workspace, WriteOptions,
 };
 use serde_json::{Value, json};
 
@@ -37,8 +38,7 @@ impl Runner for Workspace {
             let seen = step.get("seen").and_then(Value::as_object);
             let withheld = step.get("withheld").and_then(Value::as_array);
             let outcome = {
-                let options = CallOptions {
-                    scan: ScanPolicy::default(),
+                let session = SessionState {
                     seen: seen
                         .into_iter()
                         .flatten()
@@ -52,8 +52,15 @@ impl Runner for Workspace {
                         .flatten()
                         .map(|file| MemoryFile::parse(file.as_str().unwrap()).unwrap())
                         .collect(),
+                    ..SessionState::empty()
                 };
-                self.call_tool_unheld(tool, &input, &options)
+                let options = CallOptions {
+                    scan: ScanPolicy::ALL,
+                    session,
+                    hold_unseen: false,
+                };
+                self.call_tool_with_options(tool, &input, &options)
+                    .and_then(|called| called.outcome.map_err(Error::Tool))
             };
             return match outcome {
                 Ok(success) => json!({ "ok": tool_success_json(&success) }),
@@ -82,19 +89,23 @@ impl Runner for Workspace {
             "consolidate" => self
                 .consolidate(file(), &text(step, "content"))
                 .map(|r| write_result_json(&r)),
-            "consolidate-if-unchanged" => self
-                .consolidate_if_unchanged(
-                    file(),
-                    &text(step, "content"),
-                    step["expected_hash"].as_str().unwrap(),
-                )
-                .map(|r| write_result_json(&r)),
-            "compose-system-prompt" => self
-                .compose_system_prompt(
-                    &text(step, "base"),
-                    AuditPolicy::parse(step["audit"].as_str().unwrap_or("off")).unwrap(),
-                )
-                .map(|prompt| composed_prompt_json(&prompt)),
+            "consolidate-if-unchanged" => {
+                let options = WriteOptions {
+                    if_unchanged: Some(step["expected_hash"].as_str().unwrap().to_owned()),
+                    ..WriteOptions::default()
+                };
+                let edit = Edit::Consolidate(text(step, "content"));
+                self.write(file(), &edit, &options)
+                    .map(|r| write_result_json(&r))
+            }
+            "compose-system-prompt" => {
+                let options = ComposeOptions {
+                    audit: AuditPolicy::parse(step["audit"].as_str().unwrap_or("off")).unwrap(),
+                    strict: false,
+                };
+                self.compose(&text(step, "base"), options)
+                    .map(|prompt| composed_prompt_json(&prompt))
+            }
             "audit" => self
                 .audit(file())
                 .map(|findings| findings.iter().map(audit_finding_json).collect()),

@@ -78,7 +78,7 @@ fn a_refused_write_removes_the_directory_it_created() {
     assert!(matches!(
         refused,
         Err(Error::Store {
-            error: StoreError::EmptyEntry,
+            error: StoreError::EmptyEntry(_),
             ..
         })
     ));

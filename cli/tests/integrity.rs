@@ -6,7 +6,10 @@ use crate::common;
 use std::process::Output;
 
 use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
-use metis_memory::{AuditPolicy, CallOptions, Error, MemoryFile, ScanPolicy, Session, StoreError};
+use metis_memory::{
+    AuditPolicy, CallOptions, Edit, Error, MemoryFile, ScanPolicy, Session, StoreError,
+    WriteOptions,
+};
 use serde_json::{Value, json};
 
 const M: MemoryFile = MemoryFile::Memory;
@@ -57,12 +60,9 @@ fn without_seen_versions_a_stale_consolidate_drops_another_writers_entry() {
         t.bytes(M).unwrap(),
         b"- builds with cargo\n- CI needs the nightly toolchain\n"
     );
-    let unheld = CallOptions {
-        scan: ScanPolicy::default(),
-        seen: Vec::new(),
-        withheld: Vec::new(),
-    };
-    t.ws.call_tool_unheld("memory_consolidate", &stale, &unheld)
+    let unheld = CallOptions::unheld(ScanPolicy::ALL);
+    t.ws.call_tool_with_options("memory_consolidate", &stale, &unheld)
+        .and_then(|called| called.result())
         .unwrap();
     assert_eq!(t.bytes(M).unwrap(), b"- builds with cargo build\n");
 }
@@ -208,17 +208,14 @@ fn two_agents(rounds: usize, use_seen: bool) -> (usize, Vec<String>, usize) {
             continue;
         }
         // Without seen versions: the same calls, unheld (the WIT's `call`).
-        let unheld = CallOptions {
-            scan: ScanPolicy::default(),
-            seen: Vec::new(),
-            withheld: Vec::new(),
-        };
+        let unheld = CallOptions::unheld(ScanPolicy::ALL);
         let ws = t.ws.clone();
         let call = |session: &mut Session, tool: &str, input: &str| {
             if use_seen {
                 session.call_tool(tool, input)
             } else {
-                ws.call_tool_unheld(tool, input, &unheld)
+                ws.call_tool_with_options(tool, input, &unheld)
+                    .and_then(|called| called.result())
             }
         };
         match agent.next {
@@ -303,7 +300,7 @@ fn the_store_reports_a_changed_file_with_its_current_version() {
     t.put(M, "- a\n");
     let stale = sha256_hex(b"- old\n");
     let error =
-        t.ws.consolidate_if_unchanged(M, "- b\n", &stale)
+        t.ws.write(M, &Edit::Consolidate("- b\n".into()), &if_unchanged(&stale))
             .unwrap_err();
     let Error::Store {
         error: StoreError::Changed(info),
@@ -321,8 +318,12 @@ fn the_store_reports_a_changed_file_with_its_current_version() {
     );
     assert_eq!(t.bytes(M).unwrap(), b"- a\n");
     let made =
-        t.ws.consolidate_if_unchanged(M, "- b\n", &info.current_hash)
-            .unwrap();
+        t.ws.write(
+            M,
+            &Edit::Consolidate("- b\n".into()),
+            &if_unchanged(&info.current_hash),
+        )
+        .unwrap();
     assert_eq!(made.before_hash, info.current_hash);
 }
 
@@ -544,4 +545,12 @@ fn a_consolidate_of_a_file_not_held_starts_holding_it() {
     let outcome = session.call_tool("memory_consolidate", &consolidate("- c\n"));
     assert!(matches!(outcome, Err(Error::Tool(_))), "{outcome:?}");
     assert_eq!(t.bytes(M).unwrap(), b"- b\n- from a person\n");
+}
+
+/// The store's conditional write: only while the file is still `hash`.
+fn if_unchanged(hash: &str) -> WriteOptions {
+    WriteOptions {
+        if_unchanged: Some(hash.to_owned()),
+        ..WriteOptions::default()
+    }
 }

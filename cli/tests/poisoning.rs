@@ -10,12 +10,8 @@ use serde_json::{Value, json};
 /// A tool call held to nothing (the WIT's `call-with-options`): these cases rewrite files
 /// the test wrote, which no model was shown, to see what the scan makes of the text.
 fn unheld(ws: &Workspace, tool: &str, input: &str, scan: ScanPolicy) -> Result<ToolSuccess, Error> {
-    let options = CallOptions {
-        scan,
-        seen: Vec::new(),
-        withheld: Vec::new(),
-    };
-    ws.call_tool_unheld(tool, input, &options)
+    ws.call_tool_with_options(tool, input, &CallOptions::unheld(scan))
+        .and_then(|called| called.result())
 }
 
 fn corpus(name: &str) -> Vec<Value> {

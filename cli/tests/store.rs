@@ -7,7 +7,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use common::{EMPTY_SHA256, TestWorkspace, recorder, sha256_hex, store_error};
-use metis_memory::{HardCapExceededInfo, InvalidUtf8Info, MemoryFile, StoreError, Workspace};
+use metis_memory::{CapExceeded, InvalidUtf8, MemoryFile, StoreError, Workspace};
 
 const M: MemoryFile = MemoryFile::Memory;
 const U: MemoryFile = MemoryFile::User;
@@ -82,7 +82,7 @@ fn add_entry_rejects_empty_entries_without_touching_disk() {
     let t = TestWorkspace::new();
     for entry in ["", "   ", "\n\t\r", "\u{1c}\u{1f}", "\u{2028}\u{3000}"] {
         let (error, message) = store_error(t.ws.add_entry(M, entry));
-        assert_eq!(error, StoreError::EmptyEntry);
+        assert_eq!(case(&error), "empty-entry");
         assert_eq!(message, "entry must be non-empty");
     }
     assert!(
@@ -98,10 +98,10 @@ fn replace_requires_a_unique_source() {
     t.put(M, "alpha beta alpha\n");
     let before = t.snapshot();
     let (error, message) = store_error(t.ws.replace(M, "gamma", "x"));
-    assert_eq!(error, StoreError::NotFound);
+    assert_eq!(case(&error), "not-found");
     assert_eq!(message, "replace source not found in MEMORY.md");
     let (error, message) = store_error(t.ws.replace(M, "alpha", "x"));
-    assert_eq!(error, StoreError::NotUnique(2));
+    assert_eq!(case(&error), "not-unique 2");
     assert_eq!(
         message,
         "replace source appears 2 times in MEMORY.md; must be unique"
@@ -120,8 +120,8 @@ fn replace_counts_non_overlapping_occurrences() {
     assert_eq!(t.bytes(U).unwrap(), b"ba");
     t.put(U, "aaaa");
     assert_eq!(
-        store_error(t.ws.replace(U, "aa", "b")).0,
-        StoreError::NotUnique(2)
+        case(&store_error(t.ws.replace(U, "aa", "b")).0),
+        "not-unique 2"
     );
 }
 
@@ -130,7 +130,7 @@ fn replace_with_empty_old_counts_chars_plus_one() {
     let t = TestWorkspace::new();
     t.put(U, "héllo"); // 5 chars, 6 bytes
     let (error, message) = store_error(t.ws.replace(U, "", "x"));
-    assert_eq!(error, StoreError::NotUnique(6));
+    assert_eq!(case(&error), "not-unique 6");
     assert_eq!(
         message,
         "replace source appears 6 times in USER.md; must be unique"
@@ -141,13 +141,13 @@ fn replace_with_empty_old_counts_chars_plus_one() {
 fn replace_on_a_missing_or_empty_file_has_nothing_to_replace() {
     let t = TestWorkspace::new();
     let (error, message) = store_error(t.ws.replace(U, "x", "y"));
-    assert_eq!(error, StoreError::NothingToReplace);
+    assert_eq!(case(&error), "nothing-to-replace");
     assert_eq!(message, "USER.md is empty; nothing to replace");
     assert!(!t.metis().exists());
     t.put(U, "");
     assert_eq!(
-        store_error(t.ws.replace(U, "", "y")).0,
-        StoreError::NothingToReplace
+        case(&store_error(t.ws.replace(U, "", "y")).0),
+        "nothing-to-replace"
     );
     assert_eq!(t.bytes(U).unwrap(), b"");
 }
@@ -200,8 +200,9 @@ fn hard_cap_allows_exactly_the_cap_and_rejects_one_more() {
     let (error, message) = store_error(t.ws.add_entry(M, "y"));
     assert_eq!(
         error,
-        StoreError::HardCapExceeded(HardCapExceededInfo {
+        StoreError::HardCapExceeded(CapExceeded {
             file: M,
+            message: "MEMORY.md write rejected: 4098 bytes exceeds hard cap 4096; consolidate before adding more".into(),
             attempted_bytes: 4098,
             cap_bytes: 4096
         })
@@ -308,7 +309,11 @@ fn invalid_utf8_is_a_typed_error_with_the_offset() {
     let bad = b"caf\xc3\xa9 \xff\xfe tail\n".to_vec();
     t.put(U, &bad);
     let before = t.snapshot();
-    let expected = StoreError::InvalidUtf8(InvalidUtf8Info { file: U, offset: 6 });
+    let expected = StoreError::InvalidUtf8(InvalidUtf8 {
+        file: U,
+        message: "USER.md is not valid UTF-8 (first invalid byte at offset 6); only memory_consolidate can replace it".into(),
+        offset: 6,
+    });
     let (error, message) = store_error(t.ws.read(U));
     assert_eq!(error, expected);
     assert!(
@@ -337,19 +342,22 @@ fn a_directory_in_place_of_the_file_is_a_typed_error() {
     fs::create_dir_all(t.path(M)).unwrap();
     fs::write(t.path(M).join("inner"), "inner").unwrap();
     let before = t.snapshot();
-    let expected = StoreError::NotARegularFile(M);
-    assert_eq!(store_error(t.ws.read(M)).0, expected);
-    assert_eq!(store_error(t.ws.exists(M)).0, expected);
-    assert_eq!(store_error(t.ws.size_bytes(M)).0, expected);
-    assert_eq!(store_error(t.ws.add_entry(M, "x")).0, expected);
-    assert_eq!(store_error(t.ws.replace(M, "x", "y")).0, expected);
+    let expected = "not-a-regular-file MEMORY.md";
+    assert_eq!(case(&store_error(t.ws.read(M)).0), expected);
+    assert_eq!(case(&store_error(t.ws.exists(M)).0), expected);
+    assert_eq!(case(&store_error(t.ws.size_bytes(M)).0), expected);
+    assert_eq!(case(&store_error(t.ws.add_entry(M, "x")).0), expected);
+    assert_eq!(case(&store_error(t.ws.replace(M, "x", "y")).0), expected);
     let (error, message) = store_error(t.ws.consolidate(M, "x"));
-    assert_eq!(error, expected);
+    assert_eq!(case(&error), expected);
     assert!(
         message.starts_with("MEMORY.md is not a regular file"),
         "{message}"
     );
-    assert_eq!(store_error(t.ws.assemble_system_prompt("")).0, expected);
+    assert_eq!(
+        case(&store_error(t.ws.assemble_system_prompt("")).0),
+        expected
+    );
     assert_eq!(t.snapshot(), before);
     assert_eq!(
         t.metis_names(),
@@ -367,10 +375,10 @@ fn a_fifo_is_a_typed_error_and_does_not_hang() {
         .status()
         .unwrap();
     assert!(status.success());
-    let expected = StoreError::NotARegularFile(U);
-    assert_eq!(store_error(t.ws.read(U)).0, expected);
-    assert_eq!(store_error(t.ws.add_entry(U, "x")).0, expected);
-    assert_eq!(store_error(t.ws.consolidate(U, "x")).0, expected);
+    let expected = "not-a-regular-file USER.md";
+    assert_eq!(case(&store_error(t.ws.read(U)).0), expected);
+    assert_eq!(case(&store_error(t.ws.add_entry(U, "x")).0), expected);
+    assert_eq!(case(&store_error(t.ws.consolidate(U, "x")).0), expected);
     assert_eq!(t.metis_names(), ["USER.md"]);
 }
 
@@ -383,10 +391,10 @@ fn a_symlink_leading_outside_is_not_followed() {
     fs::create_dir(t.metis()).unwrap();
     std::os::unix::fs::symlink(&secret, t.path(M)).unwrap();
     let before = t.snapshot();
-    let expected = StoreError::NotARegularFile(M);
-    assert_eq!(store_error(t.ws.read(M)).0, expected);
-    assert_eq!(store_error(t.ws.add_entry(M, "x")).0, expected);
-    assert_eq!(store_error(t.ws.consolidate(M, "x")).0, expected);
+    let expected = "not-a-regular-file MEMORY.md";
+    assert_eq!(case(&store_error(t.ws.read(M)).0), expected);
+    assert_eq!(case(&store_error(t.ws.add_entry(M, "x")).0), expected);
+    assert_eq!(case(&store_error(t.ws.consolidate(M, "x")).0), expected);
     assert_eq!(t.snapshot(), before);
     assert_eq!(fs::read(&secret).unwrap(), b"secret\n");
 }
@@ -397,10 +405,7 @@ fn checks_run_in_the_reference_order() {
     let t = TestWorkspace::new();
     // add-entry: the empty entry is reported before the unreadable file.
     t.put(M, b"\xff");
-    assert_eq!(
-        store_error(t.ws.add_entry(M, " ")).0,
-        StoreError::EmptyEntry
-    );
+    assert_eq!(case(&store_error(t.ws.add_entry(M, " ")).0), "empty-entry");
     // add-entry: the unreadable file before the hard cap.
     assert!(matches!(
         store_error(t.ws.add_entry(M, &"x".repeat(5000))).0,
@@ -413,14 +418,14 @@ fn checks_run_in_the_reference_order() {
     ));
     // replace: nothing to replace before not found.
     assert_eq!(
-        store_error(t.ws.replace(U, "zzz", "")).0,
-        StoreError::NothingToReplace
+        case(&store_error(t.ws.replace(U, "zzz", "")).0),
+        "nothing-to-replace"
     );
     // replace: the count before the hard cap.
     t.put(U, "ab ab");
     assert_eq!(
-        store_error(t.ws.replace(U, "ab", &"x".repeat(5000))).0,
-        StoreError::NotUnique(2)
+        case(&store_error(t.ws.replace(U, "ab", &"x".repeat(5000))).0),
+        "not-unique 2"
     );
     // consolidate: the hard cap before the file is even looked at.
     fs::remove_file(t.path(M)).unwrap();
@@ -618,4 +623,14 @@ fn the_directory_is_synced_after_the_rename() {
         after[opened + 1..].iter().any(|(f, _)| *f == "sync"),
         "no sync after opening .: {after:?}"
     );
+}
+
+/// The error's case, with the count or file that tells two of a case apart: the message
+/// is checked on its own where it matters.
+fn case(error: &StoreError) -> String {
+    match error {
+        StoreError::NotUnique(info) => format!("not-unique {}", info.count),
+        StoreError::NotARegularFile(info) => format!("not-a-regular-file {}", info.file.name()),
+        other => other.kind().to_owned(),
+    }
 }

@@ -159,11 +159,12 @@ impl Surface for Library {
         let ws = self.options.workspace(root);
         let outcome = if unheld {
             let options = metis_memory::CallOptions {
-                scan: metis_memory::ScanPolicy::default(),
-                seen: Vec::new(),
-                withheld: Vec::new(),
+                scan: metis_memory::ScanPolicy::ALL,
+                session: metis_memory::SessionState::empty(),
+                hold_unseen: false,
             };
-            ws.call_tool_unheld(tool, input, &options)
+            ws.call_tool_with_options(tool, input, &options)
+                .and_then(|called| called.outcome.map_err(Error::Tool))
         } else {
             ws.call_tool(tool, input)
         };

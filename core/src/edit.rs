@@ -69,6 +69,26 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         })
 }
 
+/// `changed` unless `bytes` are the version `expected_hash` names (SHA-256, hex in either
+/// case): a write based on an older version would undo what came since. A hash that is
+/// not 64 hex digits names no version.
+pub fn check_unchanged(
+    file: MemoryFile,
+    expected_hash: &str,
+    bytes: &[u8],
+) -> Result<(), StoreError> {
+    let current_hash = sha256_hex(bytes);
+    if current_hash.eq_ignore_ascii_case(expected_hash) {
+        return Ok(());
+    }
+    Err(StoreError::Changed {
+        file,
+        expected_hash: expected_hash.into(),
+        current_hash,
+        current: bytes.to_vec(),
+    })
+}
+
 /// Decides a write: the new bytes of `file`, or the first error in the reference's order.
 ///
 /// `read_current` yields the file's bytes (empty when missing). It is called at most once
@@ -103,7 +123,7 @@ pub fn plan_write(
         Edit::Add { entry } => {
             let entry = python_strip(entry);
             if entry.is_empty() {
-                return Err(StoreError::EmptyEntry);
+                return Err(StoreError::EmptyEntry { file });
             }
             let before = read_current()?;
             decode_utf8(file, &before)?;
@@ -147,15 +167,7 @@ pub fn plan_write(
         } => {
             check_cap(content.len())?;
             let before = read_current()?;
-            let current_hash = sha256_hex(&before);
-            if !current_hash.eq_ignore_ascii_case(expected_hash) {
-                return Err(StoreError::Changed {
-                    file,
-                    expected_hash: expected_hash.into(),
-                    current_hash,
-                    current: before,
-                });
-            }
+            check_unchanged(file, expected_hash, &before)?;
             Ok(planned(before, content.as_bytes().to_vec()))
         }
     }
@@ -206,7 +218,7 @@ mod tests {
         for entry in ["", " \t\n", "\u{1c}\u{1f}\u{3000}"] {
             assert_eq!(
                 plan_write(M, Edit::Add { entry }, never_read),
-                Err(StoreError::EmptyEntry)
+                Err(StoreError::EmptyEntry { file: M })
             );
         }
     }

@@ -13,7 +13,9 @@ pub enum StoreError {
         attempted: u64,
         cap: u64,
     },
-    EmptyEntry,
+    EmptyEntry {
+        file: MemoryFile,
+    },
     NothingToReplace {
         file: MemoryFile,
     },
@@ -92,7 +94,7 @@ impl StoreError {
     pub fn kind(&self) -> &'static str {
         match self {
             StoreError::HardCapExceeded { .. } => "hard-cap-exceeded",
-            StoreError::EmptyEntry => "empty-entry",
+            StoreError::EmptyEntry { .. } => "empty-entry",
             StoreError::NothingToReplace { .. } => "nothing-to-replace",
             StoreError::NotFound { .. } => "not-found",
             StoreError::NotUnique { .. } => "not-unique",
@@ -126,7 +128,7 @@ impl fmt::Display for StoreError {
                 f,
                 "{file} write rejected: {attempted} bytes exceeds hard cap {cap}; consolidate before adding more"
             ),
-            StoreError::EmptyEntry => f.write_str("entry must be non-empty"),
+            StoreError::EmptyEntry { .. } => f.write_str("entry must be non-empty"),
             StoreError::NothingToReplace { file } => {
                 write!(f, "{file} is empty; nothing to replace")
             }
@@ -263,7 +265,10 @@ mod tests {
             "MEMORY.md write rejected: 4097 bytes exceeds hard cap 4096; consolidate before adding more"
         );
         assert_eq!(
-            StoreError::EmptyEntry.to_string(),
+            StoreError::EmptyEntry {
+                file: MemoryFile::Memory
+            }
+            .to_string(),
             "entry must be non-empty"
         );
         assert_eq!(

@@ -49,13 +49,20 @@ fn reason(code: ErrorCode) -> &'static str {
         .map_or("error", |(_, reason)| reason)
 }
 
-pub(crate) fn io_error(file: MemoryFile, action: &str, name: &str, code: ErrorCode) -> StoreError {
+/// `read_only_mount`: the host found `.metis/` on a read-only mount (`settings`).
+pub(crate) fn io_error(
+    file: MemoryFile,
+    action: &str,
+    name: &str,
+    code: ErrorCode,
+    read_only_mount: bool,
+) -> StoreError {
     // Some runtimes (wasmtime 48) have no WASI code for EROFS and pass it on as `io`; the
     // host then says the filesystem is mounted read-only, so every host names the cause.
     // Only where the call changes something: a read fails on a read-only mount for a
     // cause of its own, which `io` must not hide.
     let changes = !matches!(action, "stat" | "open" | "read");
-    let code = if code == ErrorCode::Io && changes && crate::settings::filesystem_read_only() {
+    let code = if code == ErrorCode::Io && changes && read_only_mount {
         ErrorCode::ReadOnly
     } else {
         code

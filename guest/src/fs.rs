@@ -16,7 +16,7 @@ use wasip2::filesystem::types::{
 
 use crate::errors::io_error;
 use crate::lock::{WriteLock, is_stale};
-use crate::settings::owner_token;
+use crate::settings::Settings;
 
 /// The guest path the host pre-opens the workspace's `.metis/` at.
 const METIS_DIR: &str = ".metis";
@@ -29,13 +29,20 @@ const READ_CHUNK: u64 = 64 * 1024;
 pub struct MetisDir {
     workspace: Option<Descriptor>,
     global: Option<Descriptor>,
+    /// The token this instance's write names its lock and temporary file after: the
+    /// host's, or random, drawn when a write first needs it (a read makes no call for it).
+    owner: ::core::cell::OnceCell<u64>,
+    /// See `Settings::read_only_mount`.
+    read_only_mount: bool,
 }
 
 impl MetisDir {
-    pub fn open() -> Self {
+    pub fn open(settings: &Settings) -> Self {
         let mut dirs = MetisDir {
             workspace: None,
             global: None,
+            owner: settings.owner.map_or_else(Default::default, Into::into),
+            read_only_mount: settings.read_only_mount,
         };
         for (dir, name) in get_directories() {
             match name.as_str() {
@@ -45,6 +52,12 @@ impl MetisDir {
             }
         }
         dirs
+    }
+
+    fn owner(&self) -> u64 {
+        *self
+            .owner
+            .get_or_init(wasip2::random::random::get_random_u64)
     }
 
     /// The pre-opened directories with the files each holds.
@@ -91,7 +104,7 @@ impl MetisDir {
             }
             Ok(_) => Err(StoreError::NotARegularFile { file }),
             Err(ErrorCode::NoEntry) => Ok(None),
-            Err(code) => Err(io_error(file, "stat", file.file_name(), code)),
+            Err(code) => Err(io_error(file, "stat", file.file_name(), code, false)),
         }
     }
 
@@ -137,12 +150,12 @@ impl MetisDir {
             .map_err(|code| match code {
                 // Swapped for a link or a special file since the stat.
                 ErrorCode::Loop | ErrorCode::NotPermitted => StoreError::NotARegularFile { file },
-                code => io_error(file, "open", file.file_name(), code),
+                code => io_error(file, "open", file.file_name(), code, false),
             })?;
         // What was opened, checked again: the name may have been swapped since the stat.
         let opened = fd
             .stat()
-            .map_err(|c| io_error(file, "stat", file.file_name(), c))?;
+            .map_err(|c| io_error(file, "stat", file.file_name(), c, false))?;
         if opened.type_ != DescriptorType::RegularFile || opened.link_count > 1 {
             return Err(StoreError::NotARegularFile { file });
         }
@@ -159,7 +172,7 @@ impl MetisDir {
             let want = READ_CHUNK.min(limit + 1 - bytes.len() as u64);
             let (chunk, end) = fd
                 .read(want, bytes.len() as u64)
-                .map_err(|code| io_error(file, "read", file.file_name(), code))?;
+                .map_err(|code| io_error(file, "read", file.file_name(), code, false))?;
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > limit {
                 return Err(StoreError::TooLarge {
@@ -183,7 +196,7 @@ impl MetisDir {
     /// follows sees it, so its write is the base of ours rather than lost.
     pub fn lock(&self, file: MemoryFile) -> Result<WriteLock<'_>, StoreError> {
         let dir = self.writable(file)?;
-        let lock = WriteLock::acquire(dir, file)?;
+        let lock = WriteLock::acquire(dir, file, self.owner(), self.read_only_mount)?;
         remove_leftovers(dir, file, lock.dated());
         Ok(lock)
     }
@@ -214,10 +227,18 @@ impl MetisDir {
         read: &Fingerprint,
     ) -> Result<Option<ErrorCode>, StoreError> {
         let dir = self.writable(file)?;
-        let (temp_name, temp) = create_temp(dir, file)?;
+        let (temp_name, temp) = create_temp(dir, file, self.owner(), self.read_only_mount)?;
         let written = write_all(&temp, bytes)
             .and_then(|()| temp.sync())
-            .map_err(|code| io_error(file, "write a temporary file for", file.file_name(), code));
+            .map_err(|code| {
+                io_error(
+                    file,
+                    "write a temporary file for",
+                    file.file_name(),
+                    code,
+                    self.read_only_mount,
+                )
+            });
         drop(temp);
         let renamed = written
             .and_then(|()| lock.check_can_commit())
@@ -235,7 +256,13 @@ impl MetisDir {
                         ErrorCode::NoEntry => StoreError::Busy { file },
                         // A writer outside the lock created the file since we found none.
                         ErrorCode::Exist => StoreError::Busy { file },
-                        code => io_error(file, "replace", file.file_name(), code),
+                        code => io_error(
+                            file,
+                            "replace",
+                            file.file_name(),
+                            code,
+                            self.read_only_mount,
+                        ),
                     }
                 })
             });
@@ -303,13 +330,18 @@ impl Fingerprint {
     }
 }
 
-fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor), StoreError> {
+fn create_temp(
+    dir: &Descriptor,
+    file: MemoryFile,
+    owner: u64,
+    read_only_mount: bool,
+) -> Result<(String, Descriptor), StoreError> {
     // Named after this call's owner token, so a host can remove it after a trap. A name
     // collision is retried with random bits rather than ever opening an existing file.
     let mut last = ErrorCode::Exist;
     for attempt in 0..8 {
         let token = if attempt == 0 {
-            owner_token()
+            owner
         } else {
             wasip2::random::random::get_random_u64()
         };
@@ -333,6 +365,7 @@ fn create_temp(dir: &Descriptor, file: MemoryFile) -> Result<(String, Descriptor
         "create a temporary file for",
         file.file_name(),
         last,
+        read_only_mount,
     ))
 }
 

@@ -25,33 +25,42 @@ wit_bindgen::generate!({
 });
 
 use exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, Guest, GuestWriteHold, Landing, PromptSource, SessionPrompt,
-    SessionUpdate, ShownFile, WriteHold,
+    AuditPolicy, ComposeOptions, ComposedPrompt, Edit, Guest, GuestWorkspace, GuestWriteHold,
+    Landing, PromptSource, SessionUpdate, ShownFile, WriteHold, WriteOptions,
 };
 use metis::memory::types::{
-    AuditFinding, ChangedInfo, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info, MemoryFile,
-    PoisonedInfo, Session, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
+    AuditFinding, CapExceeded, Changed, FileError, Flagged, InvalidUtf8, MemoryFile, NotUnique,
+    Poisoned, ScanPolicy, Session, StoreError, TooLarge, Unsynced, WriteResult,
 };
+use settings::Settings;
 
 struct Component;
 
 impl Guest for Component {
+    type Workspace = Workspace;
     type WriteHold = Hold;
 
     fn read(file: MemoryFile) -> Result<String, StoreError> {
-        Ok(read_text(&MetisDir::open(), file.into())?)
+        Ok(read_text(
+            &MetisDir::open(&Settings::default()),
+            file.into(),
+        )?)
     }
 
     fn exists(file: MemoryFile) -> Result<bool, StoreError> {
-        Ok(MetisDir::open().stat(file.into())?.is_some())
+        Ok(MetisDir::open(&Settings::default())
+            .stat(file.into())?
+            .is_some())
     }
 
     fn size_bytes(file: MemoryFile) -> Result<u64, StoreError> {
-        Ok(MetisDir::open().stat(file.into())?.map_or(0, |s| s.size))
+        Ok(MetisDir::open(&Settings::default())
+            .stat(file.into())?
+            .map_or(0, |s| s.size))
     }
 
     fn add_entry(file: MemoryFile, entry: String) -> Result<WriteResult, StoreError> {
-        write(file, core::Edit::Add { entry: &entry })
+        Workspace::default().write(file, Edit::AddEntry(entry), PLAIN_WRITE)
     }
 
     fn replace(
@@ -59,70 +68,20 @@ impl Guest for Component {
         old_text: String,
         new_text: String,
     ) -> Result<WriteResult, StoreError> {
-        write(
-            file,
-            core::Edit::Replace {
-                old: &old_text,
-                new: &new_text,
-            },
-        )
+        let replacement = exports::metis::memory::store::Replacement { old_text, new_text };
+        Workspace::default().write(file, Edit::Replace(replacement), PLAIN_WRITE)
     }
 
     fn consolidate(file: MemoryFile, content: String) -> Result<WriteResult, StoreError> {
-        write(file, core::Edit::Consolidate { content: &content })
+        Workspace::default().write(file, Edit::Consolidate(content), PLAIN_WRITE)
     }
 
-    fn consolidate_if_unchanged(
-        file: MemoryFile,
-        content: String,
-        expected_hash: String,
-    ) -> Result<WriteResult, StoreError> {
-        write(
-            file,
-            core::Edit::ConsolidateIfUnchanged {
-                content: &content,
-                expected_hash: &expected_hash,
-            },
-        )
-    }
-
-    fn write_scanned(file: MemoryFile, edit: Edit) -> Result<WriteResult, StoreError> {
-        let edit = match &edit {
-            Edit::AddEntry(entry) => core::Edit::Add { entry },
-            Edit::Replace(r) => core::Edit::Replace {
-                old: &r.old_text,
-                new: &r.new_text,
-            },
-            Edit::Consolidate(content) => core::Edit::Consolidate { content },
-            Edit::ConsolidateIfUnchanged(c) => core::Edit::ConsolidateIfUnchanged {
-                content: &c.content,
-                expected_hash: &c.expected_hash,
-            },
-        };
-        let added = core::tool_call::added_text(&edit);
-        let core_file = core::MemoryFile::from(file);
-        let vet = |before: &[u8], after: &str| {
-            core::tool_call::scan_write(added, before, after, core::scan::ScanPolicy::ALL).map_err(
-                |blamed| core::StoreError::Poisoned {
-                    file: core_file,
-                    rule: blamed.finding.id.into(),
-                    message: core::scan_refusal(&blamed, core_file),
-                },
-            )
-        };
-        let dir = write_dirs();
-        let mut held = None;
-        write_file(&dir, &mut held, core_file, edit, vet)
-            .map(Into::into)
-            .map_err(Into::into)
-    }
-
-    fn recover_after_trap() -> Landing {
-        let metis = MetisDir::open();
+    fn recover_after_trap(owner: u64) -> Landing {
+        let metis = MetisDir::open(&Settings::default());
         let current = |file| metis.read(file).ok().map(|bytes| core::sha256_hex(&bytes));
         let files: Vec<core::lock::Landing> = metis
             .descriptors()
-            .flat_map(|(dir, files)| lock::recover_after_trap(dir, files, current))
+            .flat_map(|(dir, files)| lock::recover_after_trap(dir, files, current, owner))
             .map(|(_, landed)| landed)
             .collect();
         match core::lock::call_landing(&files) {
@@ -141,53 +100,158 @@ impl Guest for Component {
     }
 
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
-        // `compose-system-prompt` without the audit (a host calls this on every model
-        // call): the files read and checked in the prompt's order, as there.
-        if settings::prompt_layout() == core::PromptLayout::default() {
-            let dir = MetisDir::open();
-            let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
-            let memory = core::into_text(
-                core::MemoryFile::Memory,
-                dir.read(core::MemoryFile::Memory)?,
-            )?;
-            return Ok(core::assemble_system_prompt(&base, &user, &memory));
-        }
-        // Not `compose`: that leaves a file that is not text out, and this call's
-        // contract is to fail on one.
-        let dir = MetisDir::open();
-        Ok(core::assemble_in_layout(
+        // `compose` without the audit (a host calls this on every model call): the files
+        // read and checked in the prompt's order, as there, and a file that is not text
+        // fails the call.
+        let dir = MetisDir::open(&Settings::default());
+        let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
+        let memory = core::into_text(
+            core::MemoryFile::Memory,
+            dir.read(core::MemoryFile::Memory)?,
+        )?;
+        Ok(core::assemble_system_prompt(&base, &user, &memory))
+    }
+
+    fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
+        let text = read_text(&MetisDir::open(&Settings::default()), file.into())?;
+        Ok(findings(core::audit::audit(&text)))
+    }
+}
+
+/// The plain write: no version required, no scan.
+const PLAIN_WRITE: WriteOptions = WriteOptions {
+    if_unchanged: None,
+    scan: ScanPolicy {
+        invisible_characters: false,
+        injection_patterns: false,
+    },
+};
+
+/// A workspace as its host configured it (`store.workspace`).
+#[derive(Default)]
+pub struct Workspace(Settings);
+
+impl Workspace {
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.0
+    }
+
+    fn open(&self) -> MetisDir {
+        MetisDir::open(&self.0)
+    }
+
+    /// The prompt's layout: global user memory, and the budget in the headings.
+    fn prompt_layout(&self, dir: &MetisDir) -> core::PromptLayout {
+        let mut layout = self.0.prompt_layout();
+        // At home the user's own USER.md is the workspace's: it is shown once.
+        layout.global_user &= !dir.global_is_workspace();
+        layout
+    }
+
+    /// The file a tool call's `USER.md` is, by the core's rule: the fact it needs,
+    /// whether the workspace's `.metis/` is the user's own, is the pre-opened
+    /// directories' own, so no host can get it wrong.
+    pub(crate) fn user_file(&self, dir: &MetisDir) -> core::global_user::UserFile {
+        core::global_user::tool_user_file(self.0.global_user, dir.global_is_workspace())
+    }
+
+    /// The directories a write call uses, never closed by the call: closing a descriptor
+    /// is a host call, and one made after the lock's release (the write's last trace)
+    /// could trap with the write landed but no longer found by `recover-after-trap`. A
+    /// write's instance serves one call, so they close with it.
+    pub(crate) fn write_dirs(&self) -> ::core::mem::ManuallyDrop<MetisDir> {
+        ::core::mem::ManuallyDrop::new(self.open())
+    }
+}
+
+impl GuestWorkspace for Workspace {
+    fn new(settings: exports::metis::memory::store::Settings) -> Self {
+        Workspace(settings.into())
+    }
+
+    fn write(
+        &self,
+        file: MemoryFile,
+        edit: Edit,
+        options: WriteOptions,
+    ) -> Result<WriteResult, StoreError> {
+        let edit = match &edit {
+            Edit::AddEntry(entry) => core::Edit::Add { entry },
+            Edit::Replace(r) => core::Edit::Replace {
+                old: &r.old_text,
+                new: &r.new_text,
+            },
+            Edit::Consolidate(content) => core::Edit::Consolidate { content },
+        };
+        let core_file = core::MemoryFile::from(file);
+        let added = core::tool_call::added_text(&edit);
+        let policy = scan_policy(options.scan);
+        let vet = |before: &[u8], after: &str| {
+            core::tool_call::scan_write(added, before, after, policy).map_err(|blamed| {
+                core::StoreError::Poisoned {
+                    file: core_file,
+                    rule: blamed.finding.id.into(),
+                    message: core::scan_refusal(&blamed, core_file),
+                }
+            })
+        };
+        let dir = self.write_dirs();
+        let mut held = None;
+        write_file(
+            self.settings(),
+            &dir,
+            &mut held,
+            core_file,
+            edit,
+            options.if_unchanged.as_deref(),
+            vet,
+        )
+        .map(Into::into)
+        .map_err(Into::into)
+    }
+
+    fn compose(&self, base: String, options: ComposeOptions) -> Result<ComposedPrompt, StoreError> {
+        let dir = self.open();
+        // Strict: a file that is not text fails the call, as `assemble-system-prompt`
+        // does, instead of being left out with a note.
+        let read = |file| {
+            let bytes = dir.read(file)?;
+            if options.strict {
+                core::decode_utf8(file, &bytes)?;
+            }
+            Ok(bytes)
+        };
+        let composed = core::compose_system_prompt(
             &base,
-            |file| dir.read(file),
-            prompt_layout(&dir),
-        )?)
-    }
-
-    fn compose_system_prompt(
-        base: String,
-        audit: AuditPolicy,
-    ) -> Result<ComposedPrompt, StoreError> {
-        Ok(composed_prompt(compose(&base, audit)?))
-    }
-
-    fn compose_session_prompt(
-        base: String,
-        audit: AuditPolicy,
-    ) -> Result<SessionPrompt, StoreError> {
-        let composed = compose(&base, audit)?;
+            read,
+            audit_policy(options.audit),
+            self.prompt_layout(&dir),
+        )?;
         let session = core::session::Session::from_prompt(&composed.sources);
-        Ok(SessionPrompt {
-            prompt: composed_prompt(composed),
+        Ok(ComposedPrompt {
+            text: composed.text,
+            sources: composed
+                .sources
+                .into_iter()
+                .map(|source| PromptSource {
+                    file: source.file.into(),
+                    sha256: source.sha256,
+                    size_bytes: source.size_bytes,
+                    included: source.included,
+                    findings: findings(source.findings),
+                })
+                .collect(),
             session: session.into(),
         })
     }
 
-    fn memory_update(session: Session, audit: AuditPolicy) -> Result<SessionUpdate, StoreError> {
-        let dir = MetisDir::open();
+    fn update(&self, session: Session, audit: AuditPolicy) -> Result<SessionUpdate, StoreError> {
+        let dir = self.open();
         let mut session = core::session::Session::from(session);
         let text = session.update(
             |file| dir.read(file),
             audit_policy(audit),
-            prompt_layout(&dir),
+            self.prompt_layout(&dir),
         )?;
         Ok(SessionUpdate {
             text,
@@ -195,59 +259,51 @@ impl Guest for Component {
         })
     }
 
-    fn show_file(
+    fn show(
+        &self,
         file: MemoryFile,
         session: Session,
         audit: AuditPolicy,
+        whole: bool,
     ) -> Result<ShownFile, StoreError> {
-        look(file, session, audit, core::session::Showing::AsToolResult)
+        let showing = match whole {
+            true => core::session::Showing::AsToolResult,
+            false => core::session::Showing::Offered,
+        };
+        let text = read_text(&self.open(), file.into())?;
+        let mut session = core::session::Session::from(session);
+        let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), showing);
+        Ok(ShownFile {
+            text,
+            findings: findings(found),
+            withheld,
+            session: session.into(),
+        })
     }
 
-    fn offer_file(
-        file: MemoryFile,
-        session: Session,
-        audit: AuditPolicy,
-    ) -> Result<ShownFile, StoreError> {
-        look(file, session, audit, core::session::Showing::Offered)
-    }
-
-    fn audit(file: MemoryFile) -> Result<Vec<AuditFinding>, StoreError> {
-        let text = read_text(&MetisDir::open(), file.into())?;
-        Ok(findings(core::audit::audit(&text)))
-    }
-
-    fn describe_error(file: MemoryFile, error: StoreError) -> String {
-        to_core_error(file.into(), error).to_string()
+    fn hold_writes(&self) -> Result<WriteHold, StoreError> {
+        if self.0.read_only {
+            return Err(core::StoreError::ReadOnly {
+                file: core::MemoryFile::Memory,
+                message: "this workspace was opened read-only; nothing can be held".into(),
+            }
+            .into());
+        }
+        // The hold outlives this call: its directory lives as long as the instance.
+        let dir: &'static MetisDir = alloc::boxed::Box::leak(alloc::boxed::Box::new(self.open()));
+        let mut locks = Vec::new();
+        for file in core::MemoryFile::ALL {
+            locks.push(dir.lock(file)?);
+        }
+        Ok(WriteHold::new(Hold(::core::cell::RefCell::new(locks))))
     }
 }
 
-/// One file read fresh and audited for `session`'s model: seen as `showing` says,
-/// withheld if the audit keeps it out.
-fn look(
-    file: MemoryFile,
-    session: Session,
-    audit: AuditPolicy,
-    showing: core::session::Showing,
-) -> Result<ShownFile, StoreError> {
-    let text = read_text(&MetisDir::open(), file.into())?;
-    let mut session = core::session::Session::from(session);
-    let (found, withheld) = session.look(file.into(), &text, audit_policy(audit), showing);
-    Ok(ShownFile {
-        text,
-        findings: findings(found),
-        withheld,
-        session: session.into(),
-    })
-}
-
-fn compose(base: &str, audit: AuditPolicy) -> Result<core::ComposedPrompt, core::StoreError> {
-    let dir = MetisDir::open();
-    core::compose_system_prompt(
-        base,
-        |file| dir.read(file),
-        audit_policy(audit),
-        prompt_layout(&dir),
-    )
+pub(crate) fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
+    core::scan::ScanPolicy {
+        invisible_characters: policy.invisible_characters,
+        injection_patterns: policy.injection_patterns,
+    }
 }
 
 fn audit_policy(audit: AuditPolicy) -> core::audit::AuditPolicy {
@@ -256,30 +312,6 @@ fn audit_policy(audit: AuditPolicy) -> core::audit::AuditPolicy {
         AuditPolicy::Report => core::audit::AuditPolicy::Report,
         AuditPolicy::Omit => core::audit::AuditPolicy::Omit,
         AuditPolicy::Refuse => core::audit::AuditPolicy::Refuse,
-    }
-}
-
-fn prompt_layout(dir: &MetisDir) -> core::PromptLayout {
-    let mut layout = settings::prompt_layout();
-    // At home the user's own USER.md is the workspace's: it is shown once.
-    layout.global_user &= !dir.global_is_workspace();
-    layout
-}
-
-fn composed_prompt(composed: core::ComposedPrompt) -> ComposedPrompt {
-    ComposedPrompt {
-        text: composed.text,
-        sources: composed
-            .sources
-            .into_iter()
-            .map(|source| PromptSource {
-                file: source.file.into(),
-                sha256: source.sha256,
-                size_bytes: source.size_bytes,
-                included: source.included,
-                findings: findings(source.findings),
-            })
-            .collect(),
     }
 }
 
@@ -298,26 +330,6 @@ fn findings(found: Vec<core::audit::AuditFinding>) -> Vec<AuditFinding> {
         .collect()
 }
 
-fn write(file: MemoryFile, edit: core::Edit<'_>) -> Result<WriteResult, StoreError> {
-    let dir = write_dirs();
-    let mut held = None;
-    write_file(&dir, &mut held, file.into(), edit, |_, _| {
-        Ok::<(), core::StoreError>(())
-    })
-    .map(Into::into)
-    .map_err(Into::into)
-}
-
-/// The file a tool call's `USER.md` is, by the core's rule: the fact it needs, whether
-/// the workspace's `.metis/` is the user's own, is the pre-opened directories' own, so no
-/// host can get it wrong.
-pub(crate) fn user_file() -> core::global_user::UserFile {
-    core::global_user::tool_user_file(
-        settings::global_user_mode(),
-        MetisDir::open().global_is_workspace(),
-    )
-}
-
 /// The lock of the write a call made, kept by the call: `write_file` leaves it in the
 /// caller's `held`, declared after the directory it borrows, so it is released when the
 /// call's frame ends, after the call has built everything it returns, on every path. A
@@ -325,27 +337,22 @@ pub(crate) fn user_file() -> core::global_user::UserFile {
 /// intent in it), so the release is the call's last step.
 pub(crate) type Held<'d> = Option<lock::WriteLock<'d>>;
 
-/// The directories a write call uses, never closed by the call: closing a descriptor is a
-/// host call, and one made after the lock's release (the write's last trace) could trap
-/// with the write landed but no longer found by `recover-after-trap`. A write's instance
-/// serves one call, so they close with it.
-pub(crate) fn write_dirs() -> ::core::mem::ManuallyDrop<MetisDir> {
-    ::core::mem::ManuallyDrop::new(MetisDir::open())
-}
-
 /// The one write path of the store and the tools: one read, the core's decision, and
 /// an atomic replace.
 ///
-/// `vet` sees the file's bytes and the new content before it is written and may refuse
-/// it (the tools' scan).
-fn write_file<'d, E: From<core::StoreError>>(
+/// `if_unchanged`: the version the file must still be, compared under the lock as soon
+/// as it is read. `vet` sees the file's bytes and the new content before it is written
+/// and may refuse it (the poisoning scan).
+pub(crate) fn write_file<'d, E: From<core::StoreError>>(
+    settings: &Settings,
     dir: &'d MetisDir,
     held: &mut Held<'d>,
     file: core::MemoryFile,
     edit: core::Edit<'_>,
+    if_unchanged: Option<&str>,
     vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
 ) -> Result<core::WriteResult, E> {
-    if settings::read_only() {
+    if settings.read_only {
         return Err(core::StoreError::ReadOnly {
             file,
             message: "this workspace was opened read-only; nothing was written".into(),
@@ -359,6 +366,9 @@ fn write_file<'d, E: From<core::StoreError>>(
         let held = dir.lock(file)?;
         let (bytes, read) = dir.read_fingerprinted(file)?;
         lock = Some((held, read));
+        if let Some(expected) = if_unchanged {
+            core::check_unchanged(file, expected, &bytes)?;
+        }
         Ok(bytes)
     })?;
     let (lock, read) = lock.ok_or_else(|| core::StoreError::Io {
@@ -392,23 +402,6 @@ fn write_file<'d, E: From<core::StoreError>>(
 pub struct Hold(::core::cell::RefCell<Vec<lock::WriteLock<'static>>>);
 
 impl GuestWriteHold for Hold {
-    fn acquire() -> Result<WriteHold, StoreError> {
-        let dir: &'static MetisDir =
-            alloc::boxed::Box::leak(alloc::boxed::Box::new(MetisDir::open()));
-        if settings::read_only() {
-            return Err(core::StoreError::ReadOnly {
-                file: core::MemoryFile::Memory,
-                message: "this workspace was opened read-only; nothing can be held".into(),
-            }
-            .into());
-        }
-        let mut locks = Vec::new();
-        for file in core::MemoryFile::ALL {
-            locks.push(dir.lock(file)?);
-        }
-        Ok(WriteHold::new(Hold(::core::cell::RefCell::new(locks))))
-    }
-
     fn renew(&self) -> Result<(), StoreError> {
         for lock in self.0.borrow_mut().iter_mut() {
             lock.renew()?;
@@ -454,129 +447,75 @@ impl From<core::WriteResult> for WriteResult {
 impl From<core::StoreError> for StoreError {
     fn from(error: core::StoreError) -> Self {
         use core::StoreError as E;
+        let message = error.to_string();
+        let of = |file: core::MemoryFile| FileError {
+            file: file.into(),
+            message: message.clone(),
+        };
         match error {
             E::HardCapExceeded {
                 file,
                 attempted,
                 cap,
-            } => StoreError::HardCapExceeded(HardCapExceededInfo {
+            } => StoreError::HardCapExceeded(CapExceeded {
                 file: file.into(),
+                message,
                 attempted_bytes: attempted,
                 cap_bytes: cap,
             }),
-            E::EmptyEntry => StoreError::EmptyEntry,
-            E::NothingToReplace { .. } => StoreError::NothingToReplace,
-            E::NotFound { .. } => StoreError::NotFound,
-            E::NotUnique { count, .. } => StoreError::NotUnique(count),
-            E::InvalidUtf8 { file, offset } => StoreError::InvalidUtf8(InvalidUtf8Info {
+            E::EmptyEntry { file } => StoreError::EmptyEntry(of(file)),
+            E::NothingToReplace { file } => StoreError::NothingToReplace(of(file)),
+            E::NotFound { file } => StoreError::NotFound(of(file)),
+            E::NotUnique { file, count } => StoreError::NotUnique(NotUnique {
                 file: file.into(),
+                message,
+                count,
+            }),
+            E::InvalidUtf8 { file, offset } => StoreError::InvalidUtf8(InvalidUtf8 {
+                file: file.into(),
+                message,
                 offset,
             }),
-            E::NotARegularFile { file } => StoreError::NotARegularFile(file.into()),
-            E::Busy { .. } => StoreError::Busy,
-            E::Io { message, .. } => StoreError::Io(message),
-            E::ReadOnly { message, .. } => StoreError::ReadOnly(message),
-            E::FileTooLarge { message, .. } => StoreError::FileTooLarge(message),
-            E::InsufficientSpace { message, .. } => StoreError::InsufficientSpace(message),
+            E::NotARegularFile { file } => StoreError::NotARegularFile(of(file)),
+            E::Busy { file } => StoreError::Busy(of(file)),
+            E::Io { file, .. } => StoreError::Io(of(file)),
+            E::ReadOnly { file, .. } => StoreError::ReadOnly(of(file)),
+            E::FileTooLarge { file, .. } => StoreError::FileTooLarge(of(file)),
+            E::InsufficientSpace { file, .. } => StoreError::InsufficientSpace(of(file)),
             E::Changed {
                 file,
                 expected_hash,
                 current_hash,
                 current,
-            } => StoreError::Changed(ChangedInfo {
+            } => StoreError::Changed(Changed {
                 file: file.into(),
+                message,
                 expected_hash,
                 current_hash,
                 current_content: core::changed_content(file, &current),
             }),
-            E::TooLarge { file, size } => StoreError::TooLarge(TooLargeInfo {
+            E::TooLarge { file, size } => StoreError::TooLarge(TooLarge {
                 file: file.into(),
+                message,
                 size_bytes: size,
                 limit_bytes: file.read_limit(),
             }),
-            E::Unsynced { result, reason } => StoreError::Unsynced(UnsyncedInfo {
-                result: result.into(),
+            E::Unsynced { result, reason } => StoreError::Unsynced(Unsynced {
+                message,
                 reason,
+                result: result.into(),
             }),
-            E::Poisoned {
-                file,
-                rule,
-                message,
-            } => StoreError::Poisoned(PoisonedInfo {
+            E::Poisoned { file, rule, .. } => StoreError::Poisoned(Poisoned {
                 file: file.into(),
-                rule,
                 message,
+                rule,
             }),
-            E::Flagged { file, findings: f } => StoreError::Flagged(FlaggedInfo {
+            E::Flagged { file, findings: f } => StoreError::Flagged(Flagged {
                 file: file.into(),
+                message,
                 findings: findings(f),
             }),
         }
-    }
-}
-
-/// The core error for a WIT error about `file`; payloads that name a file win over it.
-fn to_core_error(file: core::MemoryFile, error: StoreError) -> core::StoreError {
-    use core::StoreError as E;
-    match error {
-        StoreError::HardCapExceeded(info) => E::HardCapExceeded {
-            file: info.file.into(),
-            attempted: info.attempted_bytes,
-            cap: info.cap_bytes,
-        },
-        StoreError::EmptyEntry => E::EmptyEntry,
-        StoreError::NothingToReplace => E::NothingToReplace { file },
-        StoreError::NotFound => E::NotFound { file },
-        StoreError::NotUnique(count) => E::NotUnique { file, count },
-        StoreError::InvalidUtf8(info) => E::InvalidUtf8 {
-            file: info.file.into(),
-            offset: info.offset,
-        },
-        StoreError::NotARegularFile(file) => E::NotARegularFile { file: file.into() },
-        StoreError::Busy => E::Busy { file },
-        StoreError::Io(message) => E::Io { file, message },
-        StoreError::ReadOnly(message) => E::ReadOnly { file, message },
-        StoreError::FileTooLarge(message) => E::FileTooLarge { file, message },
-        StoreError::InsufficientSpace(message) => E::InsufficientSpace { file, message },
-        StoreError::Changed(info) => E::Changed {
-            file: info.file.into(),
-            expected_hash: info.expected_hash,
-            current_hash: info.current_hash,
-            current: info.current_content.into_bytes(),
-        },
-        StoreError::TooLarge(info) => E::TooLarge {
-            file: info.file.into(),
-            size: info.size_bytes,
-        },
-        StoreError::Unsynced(info) => E::Unsynced {
-            result: core::WriteResult {
-                file: info.result.file.into(),
-                before_hash: info.result.before_hash,
-                after_hash: info.result.after_hash,
-                before_size_bytes: info.result.before_size_bytes,
-                after_size_bytes: info.result.after_size_bytes,
-                over_soft_cap: info.result.over_soft_cap,
-                over_hard_cap: info.result.over_hard_cap,
-            },
-            reason: info.reason,
-        },
-        StoreError::Poisoned(info) => E::Poisoned {
-            file: info.file.into(),
-            rule: info.rule,
-            message: info.message,
-        },
-        StoreError::Flagged(info) => E::Flagged {
-            file: info.file.into(),
-            findings: info
-                .findings
-                .into_iter()
-                .map(|f| core::audit::AuditFinding {
-                    line: f.line,
-                    rule: f.rule,
-                    detail: f.detail,
-                })
-                .collect(),
-        },
     }
 }
 

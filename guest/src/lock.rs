@@ -30,7 +30,6 @@ use wasip2::filesystem::types::{
 };
 
 use crate::errors::io_error;
-use crate::settings::owner_token;
 
 /// The lock on one file, held from before the read until after the rename.
 pub struct WriteLock<'a> {
@@ -42,6 +41,8 @@ pub struct WriteLock<'a> {
     file: MemoryFile,
     /// Our owner token, which the lock file holds while the lock is ours.
     token: u64,
+    /// See `Settings::read_only_mount`.
+    read_only_mount: bool,
     /// The lock file's date (the filesystem's clock) once taken: the start of our lease
     /// as other writers see it, and the "now" against which our clean-up judges what
     /// others left (`None` where the filesystem keeps no dates).
@@ -64,13 +65,17 @@ enum Attempt<'a> {
 impl<'a> WriteLock<'a> {
     /// Takes the lock on `file`, waiting up to `WAIT_NANOS`, breaking a stale lock on the
     /// way; `busy` if it stays held by a live writer.
-    pub fn acquire(dir: &'a Descriptor, file: MemoryFile) -> Result<Self, StoreError> {
+    pub fn acquire(
+        dir: &'a Descriptor,
+        file: MemoryFile,
+        token: u64,
+        read_only_mount: bool,
+    ) -> Result<Self, StoreError> {
         let name = lock_name(file);
-        let token = owner_token();
         let deadline = monotonic_clock::now().saturating_add(WAIT_NANOS);
         let mut watches = Watches::default();
         for attempt in 0.. {
-            let now = match Self::try_take(dir, file, &name, token)? {
+            let now = match Self::try_take(dir, file, &name, token, read_only_mount)? {
                 Attempt::Taken(lock) => return Ok(lock),
                 Attempt::Held { now } => now,
             };
@@ -106,10 +111,11 @@ impl<'a> WriteLock<'a> {
         file: MemoryFile,
         name: &str,
         token: u64,
+        read_only_mount: bool,
     ) -> Result<Attempt<'a>, StoreError> {
         let pending = pending_lock_name(file, token);
         let fd = create_exclusive(dir, &pending)
-            .map_err(|c| io_error(file, "take the write lock", name, c))?;
+            .map_err(|c| io_error(file, "take the write lock", name, c, read_only_mount))?;
         let written = monotonic_clock::now();
         let placed = fd
             .write(owner_text(token).as_bytes(), 0)
@@ -132,6 +138,7 @@ impl<'a> WriteLock<'a> {
                         fd: Some(lock_fd),
                         file,
                         token,
+                        read_only_mount,
                         dated,
                         taken_mono,
                     })),
@@ -153,7 +160,7 @@ impl<'a> WriteLock<'a> {
             Err(code) => Err(code),
         };
         let _ = dir.unlink_file_at(&pending);
-        attempt.map_err(|c| io_error(file, "take the write lock", name, c))
+        attempt.map_err(|c| io_error(file, "take the write lock", name, c, read_only_mount))
     }
 
     /// Writes, after our owner text in the lock, the hash of the bytes we are about to
@@ -163,7 +170,15 @@ impl<'a> WriteLock<'a> {
         let fd = self.fd.as_ref().ok_or(ErrorCode::BadDescriptor);
         fd.and_then(|fd| fd.write(intent_text(after_hash).as_bytes(), OWNER_TEXT_BYTES))
             .map(drop)
-            .map_err(|c| io_error(self.file, "write to the lock", &lock_name(self.file), c))
+            .map_err(|c| {
+                io_error(
+                    self.file,
+                    "write to the lock",
+                    &lock_name(self.file),
+                    c,
+                    self.read_only_mount,
+                )
+            })
     }
 
     /// Whether we still hold the lock with enough lease left to commit; checked right
@@ -194,7 +209,15 @@ impl<'a> WriteLock<'a> {
         let token = wasip2::random::random::get_random_u64();
         let fd = self.fd.as_ref().ok_or(ErrorCode::BadDescriptor);
         fd.and_then(|fd| fd.write(owner_text(token).as_bytes(), 0))
-            .map_err(|c| io_error(self.file, "renew", &lock_name(self.file), c))?;
+            .map_err(|c| {
+                io_error(
+                    self.file,
+                    "renew",
+                    &lock_name(self.file),
+                    c,
+                    self.read_only_mount,
+                )
+            })?;
         self.token = token;
         self.taken_mono = monotonic_clock::now();
         Ok(())
@@ -364,8 +387,8 @@ pub fn recover_after_trap(
     dir: &Descriptor,
     files: &[MemoryFile],
     current_hash: impl Fn(MemoryFile) -> Option<String>,
+    token: u64,
 ) -> Vec<(MemoryFile, Landing)> {
-    let token = owner_token();
     let mut landings = Vec::new();
     for &file in files {
         let name = lock_name(file);

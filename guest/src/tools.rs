@@ -6,13 +6,14 @@ use alloc::vec::Vec;
 use metis_memory_core as core;
 use metis_memory_core::tool_call::{CallOptions as CoreCallOptions, ToolRefusal, WriteRefusal};
 
+use crate::exports::metis::memory::store::WorkspaceBorrow;
 use crate::exports::metis::memory::tools::{
-    CallOptions, EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
-    ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
+    CallOptions, CallOutcome, EvictionTrigger, Guest, MemoryEvent, MemoryEviction, MemoryUpdated,
+    Operation, ToolDefinition, ToolError, ToolSuccess,
 };
 use crate::fs::MetisDir;
 use crate::metis::memory::types::{FileVersion, Session};
-use crate::{Component, Held, write_dirs, write_file};
+use crate::{Component, Held, Workspace, scan_policy, write_file};
 
 impl Guest for Component {
     fn definitions() -> Vec<ToolDefinition> {
@@ -27,64 +28,33 @@ impl Guest for Component {
     }
 
     fn call(name: String, input: String) -> Result<ToolSuccess, ToolError> {
+        let workspace = Workspace::default();
+        let dir = workspace.write_dirs();
         let options = CoreCallOptions {
-            user_file: crate::user_file(),
+            user_file: workspace.user_file(&dir),
             ..CoreCallOptions::scan_all()
         };
-        run(&name, input, &options)
-    }
-
-    fn call_with_policy(
-        name: String,
-        input: String,
-        policy: ScanPolicy,
-    ) -> Result<ToolSuccess, ToolError> {
-        let options = CoreCallOptions {
-            scan: scan_policy(policy),
-            user_file: crate::user_file(),
-            ..CoreCallOptions::scan_all()
-        };
-        run(&name, input, &options)
+        let mut held = None;
+        run_core(&workspace, &dir, &mut held, &name, input, &options)
+            .map(success)
+            .map_err(tool_error)
     }
 
     fn call_with_options(
+        workspace: WorkspaceBorrow<'_>,
         name: String,
         input: String,
         options: CallOptions,
-    ) -> Result<ToolSuccess, ToolError> {
-        let options = CoreCallOptions {
-            scan: scan_policy(options.scan),
-            seen: options
-                .seen
-                .into_iter()
-                .map(|version| (version.file.into(), version.sha256))
-                .collect(),
-            withheld: options.withheld.into_iter().map(Into::into).collect(),
-            user_file: crate::user_file(),
-            hold_unseen: false,
-            own: Vec::new(),
-        };
-        run(&name, input, &options)
-    }
-
-    fn call_in_session(
-        name: String,
-        input: String,
-        scan: ScanPolicy,
-        session: Session,
-    ) -> SessionOutcome {
-        let mut session = core::session::Session::from(session);
-        let dir = write_dirs();
+    ) -> CallOutcome {
+        let workspace: &Workspace = workspace.get();
+        let dir = workspace.write_dirs();
+        let mut session = core::session::Session::from(options.session);
+        let mut call = session.options(scan_policy(options.scan), workspace.user_file(&dir));
+        call.hold_unseen = options.hold_unseen;
         let mut held = None;
-        let outcome = run_core(
-            &dir,
-            &mut held,
-            &name,
-            input,
-            &session.options(scan_policy(scan), crate::user_file()),
-        );
+        let outcome = run_core(workspace, &dir, &mut held, &name, input, &call);
         session.observe(&outcome);
-        SessionOutcome {
+        CallOutcome {
             outcome: outcome.map(success).map_err(tool_error),
             session: session.into(),
         }
@@ -97,23 +67,9 @@ impl Guest for Component {
     }
 }
 
-fn scan_policy(policy: ScanPolicy) -> core::scan::ScanPolicy {
-    core::scan::ScanPolicy {
-        invisible_characters: policy.invisible_characters,
-        injection_patterns: policy.injection_patterns,
-    }
-}
-
-fn run(name: &str, input: String, options: &CoreCallOptions) -> Result<ToolSuccess, ToolError> {
-    let dir = write_dirs();
-    let mut held = None;
-    run_core(&dir, &mut held, name, input, options)
-        .map(success)
-        .map_err(tool_error)
-}
-
 /// The tool call, its write's lock left in `held` (see [`Held`]).
 fn run_core<'d>(
+    workspace: &Workspace,
     dir: &'d MetisDir,
     held: &mut Held<'d>,
     name: &str,
@@ -121,9 +77,15 @@ fn run_core<'d>(
     options: &CoreCallOptions,
 ) -> Result<core::tool_call::ToolSuccess, ToolRefusal> {
     core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
-        write_file(dir, held, file, edit, |before, after| {
-            vet(before, after).map_err(WriteRefusal::Refused)
-        })
+        write_file(
+            workspace.settings(),
+            dir,
+            held,
+            file,
+            edit,
+            None,
+            |before, after| vet(before, after).map_err(WriteRefusal::Refused),
+        )
     })
 }
 

@@ -5,17 +5,16 @@
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use crate::bindings::Memory;
-use crate::runtime::{Call, Ctx, owned_instance, trap};
+use crate::runtime::{Call, Ctx, Instance, owned_instance, trap};
 use crate::token::owner_token;
-use crate::{Error, MemoryFile, StoreError, Workspace};
+use crate::{Error, Workspace};
 
 /// The write locks of a workspace's two files, held until dropped. Renew it at least
 /// every second ([`renew`](Self::renew)): a lock's lease is 3 seconds, after which the
 /// next writer takes it for a dead writer's.
 pub struct WriteHold {
     store: Store<Ctx>,
-    memory: Memory,
+    memory: Instance,
     hold: Option<ResourceAny>,
     fuel: u64,
 }
@@ -39,9 +38,11 @@ impl Workspace {
         };
         let (mut store, memory) = owned_instance(call)?;
         let acquired = memory
-            .metis_memory_store()
-            .write_hold()
-            .call_acquire(&mut store)
+            .workspace(&mut store)
+            .and_then(|workspace| {
+                let api = memory.metis_memory_store().workspace();
+                api.call_hold_writes(&mut store, workspace)
+            })
             .map_err(trap)?;
         let mut held = WriteHold {
             store,
@@ -49,7 +50,7 @@ impl Workspace {
             hold: None,
             fuel: self.limits.fuel,
         };
-        held.hold = Some(acquired.map_err(|error| held.refusal(error))?);
+        held.hold = Some(acquired?);
         Ok(held)
     }
 }
@@ -68,16 +69,7 @@ impl WriteHold {
             .write_hold()
             .call_renew(&mut self.store, hold)
             .map_err(trap)?;
-        renewed.map_err(|error| self.refusal(error))
-    }
-
-    fn refusal(&mut self, error: StoreError) -> Error {
-        let file = MemoryFile::Memory;
-        let api = self.memory.metis_memory_store();
-        match api.call_describe_error(&mut self.store, file, &error) {
-            Ok(message) => Error::Store { error, message },
-            Err(e) => trap(e),
-        }
+        Ok(renewed?)
     }
 }
 

@@ -34,12 +34,12 @@ pub fn error_json(error: &Error) -> Value {
                     value["attempted_bytes"] = info.attempted_bytes.into();
                     value["cap_bytes"] = info.cap_bytes.into();
                 }
-                StoreError::NotUnique(count) => value["count"] = (*count).into(),
+                StoreError::NotUnique(info) => value["count"] = info.count.into(),
                 StoreError::InvalidUtf8(info) => {
                     value["file"] = info.file.name().into();
                     value["offset"] = info.offset.into();
                 }
-                StoreError::NotARegularFile(file) => value["file"] = file.name().into(),
+                StoreError::NotARegularFile(info) => value["file"] = info.file.name().into(),
                 StoreError::Changed(info) => {
                     value["file"] = info.file.name().into();
                     value["expected_hash"] = info.expected_hash.as_str().into();
@@ -126,9 +126,11 @@ pub fn composed_prompt_json(prompt: &ComposedPrompt) -> Value {
 }
 
 /// A composed prompt from [`composed_prompt_json`]'s shape; `None` if it is not that shape.
+/// Its `session` is empty: a session is kept on its own ([`session_json`]).
 pub fn composed_prompt_from_json(value: &Value) -> Option<ComposedPrompt> {
     let sources = value.get("sources")?.as_array()?;
     Some(ComposedPrompt {
+        session: crate::SessionState::empty(),
         text: value.get("text")?.as_str()?.to_owned(),
         sources: sources
             .iter()

@@ -41,18 +41,18 @@ pub mod bindings {
 }
 
 pub use bindings::exports::metis::memory::store::{
-    AuditPolicy, ComposedPrompt, Edit, ExpectedContent, PromptSource, Replacement, SessionPrompt,
-    SessionUpdate,
+    AuditPolicy, ComposeOptions, ComposedPrompt, Edit, PromptSource, Replacement, SessionUpdate,
+    WriteOptions,
 };
 pub use bindings::exports::metis::memory::tools::{
-    CallOptions, EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated, Operation,
-    ScanPolicy, SessionOutcome, ToolDefinition, ToolError, ToolSuccess,
+    CallOptions, CallOutcome, EvictionTrigger, MemoryEvent, MemoryEviction, MemoryUpdated,
+    Operation, ToolDefinition, ToolError, ToolSuccess,
 };
 /// The WIT `session` record: what a [`Session`]'s model has seen, as the component keeps it.
 pub use bindings::metis::memory::types::Session as SessionState;
 pub use bindings::metis::memory::types::{
-    AuditFinding, ChangedInfo, FileVersion, FlaggedInfo, HardCapExceededInfo, InvalidUtf8Info,
-    MemoryFile, OwnWrite, PoisonedInfo, StoreError, TooLargeInfo, UnsyncedInfo, WriteResult,
+    AuditFinding, CapExceeded, Changed, FileError, FileVersion, Flagged, InvalidUtf8, MemoryFile,
+    NotUnique, OwnWrite, Poisoned, ScanPolicy, StoreError, TooLarge, Unsynced, WriteResult,
 };
 
 impl SessionState {
@@ -84,13 +84,13 @@ impl StoreError {
     pub fn kind(&self) -> &'static str {
         match self {
             StoreError::HardCapExceeded(_) => "hard-cap-exceeded",
-            StoreError::EmptyEntry => "empty-entry",
-            StoreError::NothingToReplace => "nothing-to-replace",
-            StoreError::NotFound => "not-found",
+            StoreError::EmptyEntry(_) => "empty-entry",
+            StoreError::NothingToReplace(_) => "nothing-to-replace",
+            StoreError::NotFound(_) => "not-found",
             StoreError::NotUnique(_) => "not-unique",
             StoreError::InvalidUtf8(_) => "invalid-utf8",
             StoreError::NotARegularFile(_) => "not-a-regular-file",
-            StoreError::Busy => "busy",
+            StoreError::Busy(_) => "busy",
             StoreError::Io(_) => "io",
             StoreError::ReadOnly(_) => "read-only",
             StoreError::FileTooLarge(_) => "file-too-large",
@@ -102,14 +102,109 @@ impl StoreError {
             StoreError::TooLarge(_) => "too-large",
         }
     }
+
+    /// The component's text for it, as an agent or a person should see it.
+    pub fn message(&self) -> &str {
+        match self {
+            StoreError::EmptyEntry(e)
+            | StoreError::NothingToReplace(e)
+            | StoreError::NotFound(e)
+            | StoreError::NotARegularFile(e)
+            | StoreError::Busy(e)
+            | StoreError::Io(e)
+            | StoreError::ReadOnly(e)
+            | StoreError::FileTooLarge(e)
+            | StoreError::InsufficientSpace(e) => &e.message,
+            StoreError::HardCapExceeded(e) => &e.message,
+            StoreError::NotUnique(e) => &e.message,
+            StoreError::InvalidUtf8(e) => &e.message,
+            StoreError::Changed(e) => &e.message,
+            StoreError::Flagged(e) => &e.message,
+            StoreError::Poisoned(e) => &e.message,
+            StoreError::Unsynced(e) => &e.message,
+            StoreError::TooLarge(e) => &e.message,
+        }
+    }
+
+    /// The file it is about.
+    pub fn file(&self) -> MemoryFile {
+        match self {
+            StoreError::EmptyEntry(e)
+            | StoreError::NothingToReplace(e)
+            | StoreError::NotFound(e)
+            | StoreError::NotARegularFile(e)
+            | StoreError::Busy(e)
+            | StoreError::Io(e)
+            | StoreError::ReadOnly(e)
+            | StoreError::FileTooLarge(e)
+            | StoreError::InsufficientSpace(e) => e.file,
+            StoreError::HardCapExceeded(e) => e.file,
+            StoreError::NotUnique(e) => e.file,
+            StoreError::InvalidUtf8(e) => e.file,
+            StoreError::Changed(e) => e.file,
+            StoreError::Flagged(e) => e.file,
+            StoreError::Poisoned(e) => e.file,
+            StoreError::Unsynced(e) => e.result.file,
+            StoreError::TooLarge(e) => e.file,
+        }
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(error: StoreError) -> Error {
+        Error::Store {
+            message: error.message().to_owned(),
+            error,
+        }
+    }
 }
 
 impl Default for ScanPolicy {
     /// Both parts of the memory poisoning scan on.
     fn default() -> Self {
-        ScanPolicy {
-            invisible_characters: true,
-            injection_patterns: true,
+        ScanPolicy::ALL
+    }
+}
+
+impl ScanPolicy {
+    /// Both parts of the memory poisoning scan on: what a tool call runs by default.
+    pub const ALL: ScanPolicy = ScanPolicy {
+        invisible_characters: true,
+        injection_patterns: true,
+    };
+    /// No scan: a plain write's.
+    pub const OFF: ScanPolicy = ScanPolicy {
+        invisible_characters: false,
+        injection_patterns: false,
+    };
+}
+
+impl CallOptions {
+    /// A call held to nothing, with `scan`: a `memory_consolidate` rewrites a file
+    /// whatever it holds. For a caller that knows what it is doing (a person's own
+    /// script, the conformance cases); a model's calls go through a [`Session`].
+    pub fn unheld(scan: ScanPolicy) -> CallOptions {
+        CallOptions {
+            scan,
+            session: SessionState::empty(),
+            hold_unseen: false,
+        }
+    }
+}
+
+impl CallOutcome {
+    /// The tool call's outcome alone, a refusal as [`Error::Tool`].
+    pub fn result(self) -> Result<ToolSuccess, Error> {
+        self.outcome.map_err(Error::Tool)
+    }
+}
+
+impl Default for WriteOptions {
+    /// The plain write: no version required, no scan.
+    fn default() -> Self {
+        WriteOptions {
+            if_unchanged: None,
+            scan: ScanPolicy::OFF,
         }
     }
 }

@@ -4,11 +4,15 @@
 
 use std::sync::{Mutex, OnceLock, TryLockError};
 
-use wasmtime::component::{Component, Linker, ResourceTable};
+use std::cell::Cell;
+use std::ops::Deref;
+
+use wasmtime::component::{Component, Linker, ResourceAny, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::Error;
+use crate::bindings::exports::metis::memory::store;
 use crate::bindings::{Memory, MemoryPre};
 use crate::cache::{self, Source};
 use crate::opened::OpenedDir;
@@ -26,21 +30,9 @@ const GUEST_METIS_DIR: &str = ".metis";
 /// The guest path the user's own `.metis/` is pre-opened at, with global user memory on.
 const GUEST_GLOBAL_METIS_DIR: &str = "global-metis";
 
-/// The guest names its lock and temporary file after this token, so the host can remove
-/// them if the instance traps while holding them (see `Workspace::clean_up_after_trap`).
-const OWNER_ENV: &str = "METIS_MEMORY_OWNER";
-/// Set to `1` for an instance of a read-only workspace (`wit/types.wit`, `read-only`).
-const READ_ONLY_ENV: &str = "METIS_MEMORY_READ_ONLY";
-/// Set to `1` when `.metis/` is on a filesystem mounted read-only (`wit/types.wit`).
-const READ_ONLY_FS_ENV: &str = "METIS_MEMORY_READ_ONLY_FS";
-/// Global user memory on, and who writes it: `read` or `write` (`wit/world.wit`).
-const GLOBAL_USER_ENV: &str = "METIS_MEMORY_GLOBAL_USER";
-/// Set to `1` to show each file's fill level in the prompt (`wit/world.wit`).
-const PROMPT_BUDGET_ENV: &str = "METIS_MEMORY_PROMPT_BUDGET";
-
-/// What a workspace's instances are told besides a call's own token and directories:
-/// the same for every instance of one workspace, and part of what a kept instance is
-/// kept for.
+/// What a workspace's instances are told besides a call's own token and directories
+/// (the component's `store.settings`): the same for every instance of one workspace, and
+/// part of what a kept instance is kept for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Settings {
     pub read_only: bool,
@@ -207,7 +199,8 @@ pub(crate) struct Call<'a> {
     pub global_dir: Option<&'a OpenedDir>,
     pub settings: Settings,
     pub limits: Limits,
-    /// This call's owner token, passed to the guest in `METIS_MEMORY_OWNER`.
+    /// This call's owner token: the guest names its lock and temporary file after it, so
+    /// the host can remove them if the instance traps (`recover-after-trap`).
     pub owner: u64,
     #[cfg(feature = "fault-injection")]
     pub fault_hook: Option<crate::faults::FaultHook>,
@@ -219,7 +212,7 @@ pub(crate) struct Call<'a> {
 /// `no_std` and imports none.
 pub(crate) fn with_instance<R>(
     call: Call<'_>,
-    f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
+    f: impl FnOnce(&mut Store<Ctx>, &Instance) -> wasmtime::Result<R>,
 ) -> Result<R, Error> {
     #[cfg(feature = "fault-injection")]
     let pre = match call.fault_hook {
@@ -234,7 +227,7 @@ pub(crate) fn with_instance<R>(
 
 /// A fresh instance set up as `call` says, kept by the caller across calls (a
 /// [`WriteHold`](crate::WriteHold)); no fault hook.
-pub(crate) fn owned_instance(call: Call<'_>) -> Result<(Store<Ctx>, Memory), Error> {
+pub(crate) fn owned_instance(call: Call<'_>) -> Result<(Store<Ctx>, Instance), Error> {
     instantiate(&runtime()?.pre, &call)
 }
 
@@ -242,26 +235,10 @@ pub(crate) fn trap(e: wasmtime::Error) -> Error {
     Error::trap(format!("{e:#}"))
 }
 
-fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Memory), Error> {
+fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Instance), Error> {
     let runtime = runtime()?;
     let mut wasi = WasiCtxBuilder::new();
-    wasi.env(OWNER_ENV, format!("{:016x}", call.owner));
     let settings = call.settings;
-    if settings.read_only {
-        // The component refuses every write itself, with `read-only`, as under every
-        // host; the read-only pre-open below is the sandbox's own guarantee.
-        wasi.env(READ_ONLY_ENV, "1");
-    }
-    if call.metis_dir.is_some_and(|dir| dir.read_only_fs) {
-        // wasmtime-wasi passes EROFS on as `io`: the component names the cause with this.
-        wasi.env(READ_ONLY_FS_ENV, "1");
-    }
-    if let Some(agent_writes) = settings.global_user {
-        wasi.env(GLOBAL_USER_ENV, if agent_writes { "write" } else { "read" });
-    }
-    if settings.prompt_budget {
-        wasi.env(PROMPT_BUDGET_ENV, "1");
-    }
     // Filesystem calls run on this thread: the call blocks on them anyway, and handing
     // each to a worker thread cost more than the call itself (before the preopen, which
     // takes the setting with it).
@@ -295,10 +272,59 @@ fn instantiate(pre: &MemoryPre<Ctx>, call: &Call<'_>) -> Result<(Store<Ctx>, Mem
     let mut store = Store::new(&runtime.engine, ctx);
     store.limiter(|ctx| &mut ctx.limits);
     store.set_fuel(call.limits.fuel).map_err(trap)?;
-    let instance = pre.instantiate(&mut store).map_err(trap)?;
+    let memory = pre.instantiate(&mut store).map_err(trap)?;
     #[cfg(feature = "fault-injection")]
     crate::faults::count_instance();
+    let instance = Instance {
+        memory,
+        settings: store::Settings {
+            // The component refuses every write itself, with `read-only`, as under every
+            // host; the read-only pre-open above is the sandbox's own guarantee.
+            read_only: settings.read_only,
+            // wasmtime-wasi passes EROFS on as `io`: the component names the cause.
+            read_only_mount: call.metis_dir.is_some_and(|dir| dir.read_only_fs),
+            global_user: settings.global_user.map(|writes| match writes {
+                true => store::GlobalUserMode::Write,
+                false => store::GlobalUserMode::Read,
+            }),
+            prompt_budget: settings.prompt_budget,
+            owner: Some(call.owner),
+        },
+        workspace: Cell::new(None),
+    };
     Ok((store, instance))
+}
+
+/// An instance, and its `store.workspace` made from the call's settings on first use (a
+/// plain read needs none).
+pub(crate) struct Instance {
+    memory: Memory,
+    settings: store::Settings,
+    workspace: Cell<Option<ResourceAny>>,
+}
+
+impl Instance {
+    /// The instance's `workspace`, for the calls that take the settings.
+    pub(crate) fn workspace(&self, store: &mut Store<Ctx>) -> wasmtime::Result<ResourceAny> {
+        if let Some(workspace) = self.workspace.get() {
+            return Ok(workspace);
+        }
+        let workspace = self
+            .memory
+            .metis_memory_store()
+            .workspace()
+            .call_constructor(store, self.settings)?;
+        self.workspace.set(Some(workspace));
+        Ok(workspace)
+    }
+}
+
+impl Deref for Instance {
+    type Target = Memory;
+
+    fn deref(&self) -> &Memory {
+        &self.memory
+    }
 }
 
 /// A kept instance grown past this is discarded after its call, so one large call does
@@ -316,7 +342,7 @@ pub(crate) struct KeptInstance(Mutex<Option<Kept>>);
 
 struct Kept {
     store: Store<Ctx>,
-    memory: Memory,
+    memory: Instance,
     /// The directories it sees and how it was set up.
     made_for: KeptFor,
     limits: Limits,
@@ -385,7 +411,7 @@ impl KeptInstance {
         made_for: KeptFor,
         open: impl FnOnce() -> Result<Preopens, Error>,
         limits: Limits,
-        f: impl FnOnce(&mut Store<Ctx>, &Memory) -> wasmtime::Result<R>,
+        f: impl FnOnce(&mut Store<Ctx>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, Error> {
         let mut slot = match self.0.try_lock() {
             Ok(slot) => slot,

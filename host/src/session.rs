@@ -126,8 +126,8 @@ impl Session {
     pub fn options(&self) -> crate::CallOptions {
         crate::CallOptions {
             scan: self.scan,
-            seen: self.state.seen.clone(),
-            withheld: self.state.withheld.clone(),
+            session: self.state.clone(),
+            hold_unseen: false,
         }
     }
 
@@ -168,12 +168,12 @@ impl Session {
             self.next_response();
             return Ok(prompt);
         }
-        let composed = self.workspace.compose_session_prompt(base, self.audit)?;
-        self.state = composed.session;
+        let composed = self.workspace.compose(base, self.compose_options())?;
+        self.state = composed.session.clone();
         if self.snapshot {
-            self.frozen = Some((base.to_owned(), composed.prompt.clone()));
+            self.frozen = Some((base.to_owned(), composed.clone()));
         }
-        Ok(composed.prompt)
+        Ok(composed)
     }
 
     /// What changed in the memory since the model was last shown each file, as text to
@@ -191,9 +191,14 @@ impl Session {
 
     /// Runs one of the model's tool calls, held to what it has seen.
     pub fn call_tool(&mut self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
+        let options = crate::CallOptions {
+            scan: self.scan,
+            session: self.state.clone(),
+            hold_unseen: true,
+        };
         let outcome = self
             .workspace
-            .call_in_session(name, input, self.scan, &self.state)?;
+            .call_tool_with_options(name, input, &options)?;
         self.state = outcome.session;
         outcome.outcome.map_err(Error::Tool)
     }
@@ -213,7 +218,7 @@ impl Session {
     /// could have been shown is withheld (see [`show_each`](Self::show_each) for showing
     /// what can be shown instead).
     pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
-        match self.workspace.compose_system_prompt(base, self.audit) {
+        match self.workspace.compose(base, self.compose_options()) {
             Ok(prompt) => {
                 self.saw_prompt(&prompt);
                 Ok(prompt)
@@ -230,7 +235,7 @@ impl Session {
     /// client reads): nothing in it counts as seen, but a file the audit left out is
     /// withheld from the tools all the same.
     pub fn offer_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
-        let prompt = self.workspace.compose_system_prompt(base, self.audit)?;
+        let prompt = self.workspace.compose(base, self.compose_options())?;
         let sources = core_sources(&prompt);
         self.update(|session| session.offered_prompt(&sources));
         Ok(prompt)
@@ -323,6 +328,13 @@ impl Session {
     /// `file` was kept from the model: the tools refuse to write it.
     pub fn withhold(&mut self, file: MemoryFile) {
         self.update(|session| session.withhold(file.core()));
+    }
+
+    fn compose_options(&self) -> crate::ComposeOptions {
+        crate::ComposeOptions {
+            audit: self.audit,
+            strict: false,
+        }
     }
 
     fn update(&mut self, f: impl FnOnce(&mut core::session::Session)) {

@@ -5,16 +5,15 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use crate::bindings::Memory;
-use crate::bindings::exports::metis::memory::store::{Guest, Landing};
+use crate::bindings::exports::metis::memory::store::Landing;
 use crate::opened::{OpenedDir, identity};
 use crate::runtime::{
-    Call, Ctx, KeptFor, KeptInstance, Preopens, Settings, owner_token, with_instance,
+    Call, Ctx, Instance, KeptFor, KeptInstance, Preopens, Settings, owner_token, with_instance,
 };
 use crate::{
-    AuditFinding, AuditPolicy, CallOptions, ComposedPrompt, Edit, Error, GlobalUser, Limits,
-    MemoryFile, ScanPolicy, SessionOutcome, SessionPrompt, SessionState, SessionUpdate, StoreError,
-    ToolDefinition, ToolSuccess, WriteResult,
+    AuditFinding, AuditPolicy, CallOptions, CallOutcome, ComposeOptions, ComposedPrompt, Edit,
+    Error, GlobalUser, Limits, MemoryFile, Replacement, ScanPolicy, SessionState, SessionUpdate,
+    StoreError, ToolDefinition, ToolSuccess, WriteOptions, WriteResult,
 };
 
 /// A workspace whose `.metis/` holds the memory files. Calls mirror the WIT `store`
@@ -231,29 +230,32 @@ impl Workspace {
 
     /// The file's text; `""` when it is missing.
     pub fn read(&self, file: MemoryFile) -> Result<String, Error> {
-        self.call(Access::Read, file, |api, store| api.call_read(store, file))
+        self.call(Access::Read, |store, memory| {
+            memory.metis_memory_store().call_read(store, file)
+        })
     }
 
     /// Whether the file exists (a 0-byte file does).
     pub fn exists(&self, file: MemoryFile) -> Result<bool, Error> {
-        self.call(Access::Read, file, |api, store| {
-            api.call_exists(store, file)
+        self.call(Access::Read, |store, memory| {
+            memory.metis_memory_store().call_exists(store, file)
         })
     }
 
     /// The file's size in bytes on disk; 0 when it is missing.
     pub fn size_bytes(&self, file: MemoryFile) -> Result<u64, Error> {
-        self.call(Access::Read, file, |api, store| {
-            api.call_size_bytes(store, file)
+        self.call(Access::Read, |store, memory| {
+            memory.metis_memory_store().call_size_bytes(store, file)
         })
     }
 
     /// Appends `entry` (stripped) as its own line.
     pub fn add_entry(&self, file: MemoryFile, entry: &str) -> Result<WriteResult, Error> {
-        let added = Some(metis_memory_core::python_strip(entry));
-        self.write(file, added, |api, store| {
-            api.call_add_entry(store, file, entry)
-        })
+        self.write(
+            file,
+            &Edit::AddEntry(entry.to_owned()),
+            &WriteOptions::default(),
+        )
     }
 
     /// Replaces the single occurrence of `old_text` with `new_text`.
@@ -263,91 +265,106 @@ impl Workspace {
         old_text: &str,
         new_text: &str,
     ) -> Result<WriteResult, Error> {
-        self.write(file, None, |api, store| {
-            api.call_replace(store, file, old_text, new_text)
-        })
+        let replacement = Replacement {
+            old_text: old_text.to_owned(),
+            new_text: new_text.to_owned(),
+        };
+        self.write(file, &Edit::Replace(replacement), &WriteOptions::default())
     }
 
     /// Makes `content` the whole file.
     pub fn consolidate(&self, file: MemoryFile, content: &str) -> Result<WriteResult, Error> {
-        self.write(file, None, |api, store| {
-            api.call_consolidate(store, file, content)
-        })
+        self.write(
+            file,
+            &Edit::Consolidate(content.to_owned()),
+            &WriteOptions::default(),
+        )
     }
 
-    /// Makes `content` the whole file, only if the file's SHA-256 is still
-    /// `expected_hash` (the version `content` was composed from, for example a
-    /// [`PromptSource`](crate::PromptSource)'s `sha256`); otherwise
-    /// [`StoreError::Changed`] with the current hash and content, and nothing is written.
-    pub fn consolidate_if_unchanged(
+    /// The one write with options (the component's `workspace.write`): `edit` on `file`,
+    /// only while the file is still `options.if_unchanged` (otherwise
+    /// [`StoreError::Changed`] with the current hash and content, and nothing is
+    /// written), refused with [`StoreError::Poisoned`] if `options.scan` finds something in
+    /// the text it would leave (a person's write held to the rules a model's tool call
+    /// is). `WriteOptions::default()` is the plain write.
+    pub fn write(
         &self,
         file: MemoryFile,
-        content: &str,
-        expected_hash: &str,
+        edit: &Edit,
+        options: &WriteOptions,
     ) -> Result<WriteResult, Error> {
-        self.write(file, None, |api, store| {
-            api.call_consolidate_if_unchanged(store, file, content, expected_hash)
-        })
-    }
-
-    /// `edit`, refused with [`StoreError::Poisoned`] (nothing written) if the memory
-    /// poisoning scan finds something in the text it would leave: a person's write held to
-    /// the rules a model's tool call is.
-    pub fn write_scanned(&self, file: MemoryFile, edit: &Edit) -> Result<WriteResult, Error> {
         let added = match edit {
             Edit::AddEntry(entry) => Some(metis_memory_core::python_strip(entry)),
             _ => None,
         };
-        self.write(file, added, |api, store| {
-            api.call_write_scanned(store, file, edit)
+        self.next_to_git(
+            file,
+            added,
+            |_| true,
+            || self.write_here(file, edit, options),
+        )
+    }
+
+    fn write_here(
+        &self,
+        file: MemoryFile,
+        edit: &Edit,
+        options: &WriteOptions,
+    ) -> Result<WriteResult, Error> {
+        self.call(Access::Write, |store, memory| {
+            let workspace = memory.workspace(store)?;
+            let api = memory.metis_memory_store().workspace();
+            api.call_write(store, workspace, file, edit, options)
         })
     }
 
     /// The size above which a write is flagged over the soft cap.
     pub fn soft_cap(&self, file: MemoryFile) -> Result<u64, Error> {
-        self.call(Access::Read, file, |api, store| {
-            api.call_soft_cap(store, file).map(Ok)
+        self.call(Access::Read, |store, memory| {
+            memory
+                .metis_memory_store()
+                .call_soft_cap(store, file)
+                .map(Ok)
         })
     }
 
     /// The largest size a write may leave the file at.
     pub fn hard_cap(&self, file: MemoryFile) -> Result<u64, Error> {
-        self.call(Access::Read, file, |api, store| {
-            api.call_hard_cap(store, file).map(Ok)
+        self.call(Access::Read, |store, memory| {
+            memory
+                .metis_memory_store()
+                .call_hard_cap(store, file)
+                .map(Ok)
         })
     }
 
-    /// The system prompt: `base`, then the USER.md and MEMORY.md sections.
+    /// The system prompt: `base`, then the USER.md and MEMORY.md sections (with global
+    /// user memory or the budget on, in their layout). A file that is not text fails.
     pub fn assemble_system_prompt(&self, base: &str) -> Result<String, Error> {
-        // Errors about a file name it in their payload; MEMORY.md only fills the gap for
-        // texts that need a file and whose payload has none (none that a read returns).
-        self.call(Access::Read, MemoryFile::Memory, |api, store| {
-            api.call_assemble_system_prompt(store, base)
-        })
+        if self.settings() == Settings::default() {
+            return self.call(Access::Read, |store, memory| {
+                memory
+                    .metis_memory_store()
+                    .call_assemble_system_prompt(store, base)
+            });
+        }
+        let options = ComposeOptions {
+            audit: AuditPolicy::Off,
+            strict: true,
+        };
+        Ok(self.compose(base, options)?.text)
     }
 
-    /// The system prompt with the SHA-256 of each file it was composed from (what a
-    /// consolidate based on it expects) and the memory audit handled by `audit`.
-    pub fn compose_system_prompt(
-        &self,
-        base: &str,
-        audit: AuditPolicy,
-    ) -> Result<ComposedPrompt, Error> {
-        // A refusal's payload names its file; MEMORY.md only fills the gap (see above).
-        self.call(Access::Read, MemoryFile::Memory, |api, store| {
-            api.call_compose_system_prompt(store, base, audit)
-        })
-    }
-
-    /// [`compose_system_prompt`](Self::compose_system_prompt), and the session of the
-    /// model it is shown to (see [`Session`](crate::Session), which keeps it for you).
-    pub fn compose_session_prompt(
-        &self,
-        base: &str,
-        audit: AuditPolicy,
-    ) -> Result<SessionPrompt, Error> {
-        self.call(Access::Read, MemoryFile::Memory, |api, store| {
-            api.call_compose_session_prompt(store, base, audit)
+    /// The one prompt composition (the component's `workspace.compose`): the system
+    /// prompt in this workspace's layout, the SHA-256 of each file it was composed from
+    /// (what a consolidate based on it expects), the memory audit handled by
+    /// `options.audit`, and the session of the model it is shown to (see
+    /// [`Session`](crate::Session), which keeps it for you).
+    pub fn compose(&self, base: &str, options: ComposeOptions) -> Result<ComposedPrompt, Error> {
+        self.call(Access::Read, |store, memory| {
+            let workspace = memory.workspace(store)?;
+            let api = memory.metis_memory_store().workspace();
+            api.call_compose(store, workspace, base, options)
         })
     }
 
@@ -358,8 +375,10 @@ impl Workspace {
         session: &SessionState,
         audit: AuditPolicy,
     ) -> Result<SessionUpdate, Error> {
-        self.call(Access::Read, MemoryFile::Memory, |api, store| {
-            api.call_memory_update(store, session, audit)
+        self.call(Access::Read, |store, memory| {
+            let workspace = memory.workspace(store)?;
+            let api = memory.metis_memory_store().workspace();
+            api.call_update(store, workspace, session, audit)
         })
     }
 
@@ -371,7 +390,9 @@ impl Workspace {
     /// The memory audit of `file` as it is on disk: every rule of the poisoning scan
     /// that matches, one finding per rule and line.
     pub fn audit(&self, file: MemoryFile) -> Result<Vec<AuditFinding>, Error> {
-        self.call(Access::Read, file, |api, store| api.call_audit(store, file))
+        self.call(Access::Read, |store, memory| {
+            memory.metis_memory_store().call_audit(store, file)
+        })
     }
 
     /// The three memory tools, ready for an LLM API.
@@ -384,110 +405,65 @@ impl Workspace {
     /// Runs one tool call: `name` with `input`, the call's JSON input, with no session: a
     /// model shown nothing, so a `memory_consolidate` of a file that is not empty is
     /// refused, showing its content (hold the call to what the model saw with a
-    /// [`Session`](crate::Session), or opt out with [`call_tool_unheld`](Self::call_tool_unheld)).
-    /// A refusal (invalid input, unknown tool, a write the store rejected) is
-    /// [`Error::Tool`], and changes nothing on disk.
+    /// [`Session`](crate::Session)). A refusal (invalid input, unknown tool, a write the
+    /// store rejected) is [`Error::Tool`], and changes nothing on disk.
     pub fn call_tool(&self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
-        self.call_tool_with_policy(name, input, ScanPolicy::default())
-    }
-
-    /// [`call_tool`](Self::call_tool) with the memory poisoning scan set by `policy`
-    /// (`ScanPolicy::default()` turns both parts on).
-    pub fn call_tool_with_policy(
-        &self,
-        name: &str,
-        input: &str,
-        policy: ScanPolicy,
-    ) -> Result<ToolSuccess, Error> {
-        self.call_in_session(name, input, policy, &SessionState::empty())?
+        let options = CallOptions {
+            scan: ScanPolicy::ALL,
+            session: SessionState::empty(),
+            hold_unseen: true,
+        };
+        self.call_tool_with_options(name, input, &options)?
             .outcome
             .map_err(Error::Tool)
     }
 
-    /// A tool call held only to the versions `options` lists (the WIT's
-    /// `call-with-options`): a `memory_consolidate` of a file listed is refused unless
-    /// the file is still that version, and one of a file not listed rewrites it whatever
-    /// it holds. For a caller that knows what it is doing (a person's own script, the
-    /// conformance cases); a model's calls go through a [`Session`](crate::Session).
-    pub fn call_tool_unheld(
+    /// The one tool call with options (the component's `tools.call-with-options`): held
+    /// to what `options.session`'s model has seen, with `options.scan`. A
+    /// `memory_consolidate` of a file in `seen` goes through only while the file is that
+    /// version; of a file not in it, only while the file is empty under `hold_unseen`,
+    /// and whatever the file holds without (a caller that knows what it is doing: a
+    /// person's own script, the conformance cases). Returns the outcome and the session
+    /// the next call takes (see [`Session`](crate::Session), which keeps it).
+    pub fn call_tool_with_options(
         &self,
         name: &str,
         input: &str,
         options: &CallOptions,
-    ) -> Result<ToolSuccess, Error> {
+    ) -> Result<CallOutcome, Error> {
         let call = self.tool_call_next_to_git(name, input);
         let Some((file, added)) = call.as_ref().map(|(file, added)| (*file, added.as_deref()))
         else {
-            return self.call_tool_unheld_here(name, input, options);
+            return self.call_tool_here(name, input, options);
         };
-        let outcome = self.next_to_git(
-            file,
-            added,
-            |_| true,
-            || self.call_tool_unheld_here(name, input, options),
-        );
-        outcome.map_err(|error| match error {
-            Error::Store { message, .. } => Error::Tool(git_refusal(message)),
-            error => error,
-        })
-    }
-
-    fn call_tool_unheld_here(
-        &self,
-        name: &str,
-        input: &str,
-        options: &CallOptions,
-    ) -> Result<ToolSuccess, Error> {
-        self.run(Access::Write, |store, memory| {
-            let tools = memory.metis_memory_tools();
-            Ok(tools
-                .call_call_with_options(store, name, input, options)?
-                .map_err(Error::Tool))
-        })
-    }
-
-    /// One tool call held to what `session`'s model has seen: the outcome, and the
-    /// session the next call takes (see [`Session`](crate::Session), which keeps it).
-    pub fn call_in_session(
-        &self,
-        name: &str,
-        input: &str,
-        scan: ScanPolicy,
-        session: &SessionState,
-    ) -> Result<SessionOutcome, Error> {
-        let call = self.tool_call_next_to_git(name, input);
-        let Some((file, added)) = call.as_ref().map(|(file, added)| (*file, added.as_deref()))
-        else {
-            return self.call_in_session_here(name, input, scan, session);
-        };
-        let written = |outcome: &SessionOutcome| outcome.outcome.is_ok();
+        let written = |outcome: &CallOutcome| outcome.outcome.is_ok();
         let outcome = self.next_to_git(file, added, written, || {
-            self.call_in_session_here(name, input, scan, session)
+            self.call_tool_here(name, input, options)
         });
         match outcome {
             // git's refusal, before anything was run: the session is as it was.
-            Err(Error::Store { message, .. }) => Ok(SessionOutcome {
+            Err(Error::Store { message, .. }) => Ok(CallOutcome {
                 outcome: Err(git_refusal(message)),
-                session: session.clone(),
+                session: options.session.clone(),
             }),
             outcome => outcome,
         }
     }
 
-    fn call_in_session_here(
+    fn call_tool_here(
         &self,
         name: &str,
         input: &str,
-        scan: ScanPolicy,
-        session: &SessionState,
-    ) -> Result<SessionOutcome, Error> {
+        options: &CallOptions,
+    ) -> Result<CallOutcome, Error> {
         // A refusal is a failed write to `run` (so a `.metis/` this call created is
         // removed, and a call whose `.metis/` vanished runs again), but its session is
         // kept: the refusal may have shown the model a version.
         let refused = std::cell::RefCell::new(None);
         let outcome = self.run(Access::Write, |store, memory| {
+            let workspace = memory.workspace(store)?;
             let tools = memory.metis_memory_tools();
-            let outcome = tools.call_call_in_session(store, name, input, scan, session)?;
+            let outcome = tools.call_call_with_options(store, workspace, name, input, options)?;
             Ok(match &outcome.outcome {
                 Ok(_) => Ok(outcome),
                 Err(error) => {
@@ -501,21 +477,6 @@ impl Workspace {
             (Err(Error::Tool(_)), Some(outcome)) => Ok(outcome),
             (outcome, _) => outcome,
         }
-    }
-
-    /// A `store` write to `file` (`added`: the entry, if an add), next to git.
-    fn write<T>(
-        &self,
-        file: MemoryFile,
-        added: Option<&str>,
-        op: impl Fn(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
-    ) -> Result<T, Error> {
-        self.next_to_git(
-            file,
-            added,
-            |_| true,
-            || self.call(Access::Write, file, &op),
-        )
     }
 
     /// The file a tool call writes and, for an add, its entry (stripped); `None` for a
@@ -560,10 +521,11 @@ impl Workspace {
         };
         let core_file = file.core();
         if let GitState::AtWork(marker) = git.wait_quiet(Duration::from_nanos(WAIT_NANOS)) {
-            return Err(Error::Store {
-                error: StoreError::Busy,
-                message: metis_memory_core::git::refusal_text(core_file, marker),
-            });
+            let message = metis_memory_core::git::refusal_text(core_file, marker);
+            return Err(Error::from(StoreError::Busy(crate::FileError {
+                file,
+                message,
+            })));
         }
         // What a write that may remove an entry removes is known from the file before it.
         let before = match added {
@@ -594,31 +556,22 @@ impl Workspace {
             index_seen = git.index_stamp();
             let content = self.read(file)?;
             if !metis_memory_core::git::holds_entry(&content, entry) {
-                self.call(Access::Write, file, |api, store| {
-                    api.call_add_entry(store, file, entry)
-                })?;
+                let edit = Edit::AddEntry(entry.to_owned());
+                self.write_here(file, &edit, &WriteOptions::default())?;
             }
         }
         git.journal_add(core_file, entry);
         Ok(outcome)
     }
 
-    /// A `store` call about `file`; a refusal carries the component's text for it.
+    /// A `store` call; a refusal carries the component's text for it.
     fn call<T>(
         &self,
         access: Access,
-        file: MemoryFile,
-        op: impl Fn(&Guest, &mut Store<Ctx>) -> wasmtime::Result<Result<T, StoreError>>,
+        op: impl Fn(&mut Store<Ctx>, &Instance) -> wasmtime::Result<Result<T, StoreError>>,
     ) -> Result<T, Error> {
         self.run(access, |store, memory| {
-            let api = memory.metis_memory_store();
-            Ok(match op(api, store)? {
-                Ok(value) => Ok(value),
-                Err(error) => {
-                    let message = api.call_describe_error(&mut *store, file, &error)?;
-                    Err(Error::Store { error, message })
-                }
-            })
+            Ok(op(store, memory)?.map_err(Error::from))
         })
     }
 
@@ -630,7 +583,7 @@ impl Workspace {
     fn run<T>(
         &self,
         access: Access,
-        f: impl Fn(&mut Store<Ctx>, &Memory) -> wasmtime::Result<Result<T, Error>>,
+        f: impl Fn(&mut Store<Ctx>, &Instance) -> wasmtime::Result<Result<T, Error>>,
     ) -> Result<T, Error> {
         let metis_dir = self.metis_dir();
         #[cfg(feature = "fault-injection")]
@@ -749,7 +702,9 @@ impl Workspace {
             // If even this traps, the lock is left to expire (a lease, as after a
             // crash) and what landed is not known.
             let recovered = with_instance(call, |store, memory| {
-                memory.metis_memory_store().call_recover_after_trap(store)
+                memory
+                    .metis_memory_store()
+                    .call_recover_after_trap(store, owner)
             });
             *written = recovered.ok().and_then(landed);
         }

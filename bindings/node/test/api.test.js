@@ -56,7 +56,7 @@ test("the package under test is the tarball installed by scripts/test-node", () 
   // The published files, and nothing else of the source tree.
   const pkg = path.join(fs.realpathSync(install), "node_modules", "metis-memory");
   assert.ok(fs.existsSync(path.join(pkg, "index.d.ts")));
-  for (const module of ["errors.js", "component.js", "values.js", "workspace.js", "session.js", "read-only.js", "os-errors.js", "meter.js", "preopen.js", "pinned-filesystem.js", "global-user.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
+  for (const module of ["errors.js", "component.js", "values.js", "workspace.js", "resource.js", "session.js", "read-only.js", "os-errors.js", "meter.js", "preopen.js", "pinned-filesystem.js", "global-user.js"]) assert.ok(fs.existsSync(path.join(pkg, module)), module);
   assert.ok(fs.existsSync(path.join(pkg, "gen", "metis_memory.core.wasm")));
   assert.ok(!fs.existsSync(path.join(pkg, "test")));
   assert.ok(!fs.existsSync(path.join(pkg, "node_modules")));

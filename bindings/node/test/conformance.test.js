@@ -109,7 +109,8 @@ async function runStep(ws, step) {
 async function runOp(ws, step) {
   if (step.tool !== undefined) {
     const input = "input" in step ? JSON.stringify(step.input) : text(step, "input_text");
-    // The cases are the component's `call` and `call-with-options`: unheld, by name.
+    // The cases are the component's `call`, and `call-with-options` with `seen`/`withheld`
+    // and `hold-unseen: false`: unheld, by name.
     const options =
       step.seen === undefined && step.withheld === undefined
         ? { unheld: true }

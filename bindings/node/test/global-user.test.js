@@ -1,7 +1,8 @@
 // Global user memory (`globalUser`) and the prompt budget (`promptBudget`), as the Rust
 // host has them (host/src/global_user.rs, workspace.rs): the user's own `.metis/` is
 // pre-opened beside the workspace's at guest path `global-metis` and the settings reach the
-// instance as its environment, the component deciding the rest; the directory is created
+// instance as the `store.settings` of its `store.workspace` (never as its environment), the
+// component deciding the rest; the directory is created
 // (0700) by a write and never by a read, removed again when that write fails, refused when
 // another user owns it whatever trustForeignMetis says, and checked, like `.metis/`, before every
 // read on the kept instance, which is only used on the directory it was made for. Every
@@ -13,8 +14,10 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import {
   EmptyEntryError,
+  InvalidUtf8Error,
   IoError,
   ReadOnlyError,
   ToolError,
@@ -313,6 +316,56 @@ test("the prompt budget shows each section's fill level, and only when asked", a
   const plain = openWorkspace(root);
   assert.equal(plain.promptBudget, false);
   assert.doesNotMatch(await plain.assembleSystemPrompt(""), /bytes\]/);
+});
+
+test("with the budget or global user memory on, assembleSystemPrompt still fails on a file that is not text", async (t) => {
+  const { root, metis, global } = setup(t);
+  given(metis, { "USER.md": "- fine\n" });
+  fs.writeFileSync(path.join(metis, "MEMORY.md"), Buffer.from([0x2d, 0x20, 0xff, 0x0a]));
+  for (const options of [{}, { promptBudget: true }, { globalUser: { dir: global } }]) {
+    const ws = openWorkspace(root, options);
+    const error = await ws.assembleSystemPrompt("base").catch((e) => e);
+    assert.ok(error instanceof InvalidUtf8Error, `${JSON.stringify(options)}: ${error}`);
+    assert.equal(error.file, "MEMORY.md");
+    assert.equal(error.offset, 2);
+    // Composition leaves it out instead, with a note saying how a person fixes it.
+    const composed = await ws.composeSystemPrompt("base");
+    assert.ok(composed.sources.every((source) => source.file !== "MEMORY.md"), JSON.stringify(composed.sources));
+    assert.match(composed.text, /- fine/);
+  }
+});
+
+test("the settings reach the component as a record, never through the environment: the old variables change nothing", (t) => {
+  const { root, metis, global } = setup(t);
+  given(global, { "USER.md": "- name: Sam\n" });
+  // Every variable 0.3.0's component read, set in the process that runs the package (its
+  // worker thread shares the environment): the component reads none of them.
+  const env = {
+    ...process.env,
+    HOME: path.dirname(global),
+    METIS_MEMORY_READ_ONLY: "1",
+    METIS_MEMORY_READ_ONLY_FS: "1",
+    METIS_MEMORY_GLOBAL_USER: "write",
+    METIS_MEMORY_PROMPT_BUDGET: "1",
+    METIS_MEMORY_OWNER: "00000000000000aa",
+  };
+  const script = `
+    import { openWorkspace } from "metis-memory";
+    const ws = openWorkspace(process.argv[1]);
+    const added = await ws.addEntry("MEMORY.md", "- added");
+    const tool = await ws.callTool("memory_add", { file: "USER.md", entry: "- likes tea" });
+    const prompt = await ws.assembleSystemPrompt("base");
+    console.log(JSON.stringify({ added: added.afterSizeBytes, tool: tool.result.file, prompt }));
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script, root], { env, encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  const out = JSON.parse(run.stdout);
+  // Not read-only; the tool's USER.md is the workspace's; no global section, no budget.
+  assert.equal(out.added, "- added\n".length);
+  assert.equal(out.tool, "USER.md");
+  assert.equal(out.prompt, "base\n\n## User context (USER.md)\n- likes tea\n\n## Workspace memory (MEMORY.md)\n- added");
+  assert.deepEqual(fs.readdirSync(metis).sort(), ["MEMORY.md", "USER.md"]);
+  assert.equal(fs.readFileSync(path.join(global, "USER.md"), "utf8"), "- name: Sam\n");
 });
 
 test("globalUser: dir defaults to $HOME/.metis; options of the wrong type are TypeErrors", (t) => {

@@ -1,5 +1,5 @@
 // session.showFile(): one file shown to the model on demand (a memory tool's view), the
-// component's `show-file`. What counts as seen is the component's; these check that the
+// component's `workspace.show`. What counts as seen is the component's; these check that the
 // package keeps the session it returns (or, for a part of the file, only the audit's
 // verdict), under the session's chain of calls.
 

@@ -1,5 +1,5 @@
 // Workspace.session(): a conversation held to what its model has seen. How a session
-// moves is the component's (compose-session-prompt, call-in-session, next-response); these
+// moves is the component's (workspace.compose, call-with-options, next-response); these
 // check that the package keeps what the component returns and passes it back: a stale
 // consolidate refused with the current content shown, a second one in the same response
 // still refused until nextResponse, the model's own writes keeping it current, a withheld

@@ -35,7 +35,7 @@ test("a sessionless consolidate of a file that is not empty is refused, showing 
   assert.match(refused.message, /- a\n- b\n/);
   assert.deepEqual(refused.shown, { file: "MEMORY.md", sha256: sha256("- a\n- b\n") });
   assert.equal(file("MEMORY.md"), "- a\n- b\n");
-  // A scan policy alone does not opt out (it was `call-with-policy`, unheld).
+  // A scan policy alone does not opt out (in 0.3.0 it was `call-with-policy`, unheld).
   await refusal(ws.callTool("memory_consolidate", consolidate, { scan: { injectionPatterns: false } }));
   assert.equal(file("MEMORY.md"), "- a\n- b\n");
 

@@ -41,12 +41,8 @@ pub(crate) fn call_unheld(
     input: &str,
     scan: ScanPolicy,
 ) -> Result<ToolSuccess, Error> {
-    let options = CallOptions {
-        scan,
-        seen: Vec::new(),
-        withheld: Vec::new(),
-    };
-    ws.call_tool_unheld(name, input, &options)
+    ws.call_tool_with_options(name, input, &CallOptions::unheld(scan))
+        .and_then(|called| called.result())
 }
 
 // ---------------------------------------------------------------------------------------

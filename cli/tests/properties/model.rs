@@ -219,10 +219,10 @@ pub(crate) fn as_refusal(file: MemoryFile, error: &StoreError) -> Option<Refusal
         {
             Refusal::HardCap(info.attempted_bytes as usize)
         }
-        StoreError::EmptyEntry => Refusal::EmptyEntry,
-        StoreError::NothingToReplace => Refusal::NothingToReplace,
-        StoreError::NotFound => Refusal::NotFound,
-        StoreError::NotUnique(n) => Refusal::NotUnique(*n as usize),
+        StoreError::EmptyEntry(_) => Refusal::EmptyEntry,
+        StoreError::NothingToReplace(_) => Refusal::NothingToReplace,
+        StoreError::NotFound(_) => Refusal::NotFound,
+        StoreError::NotUnique(info) => Refusal::NotUnique(info.count as usize),
         StoreError::InvalidUtf8(info) if info.file == file => {
             Refusal::InvalidUtf8(info.offset as usize)
         }
