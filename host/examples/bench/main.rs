@@ -9,6 +9,7 @@ mod processes;
 mod size;
 mod stats;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -38,6 +39,14 @@ fn replace_args(i: u32) -> (&'static str, &'static str) {
 
 const TOOL_ADD: &str = r#"{"file":"MEMORY.md","entry":"- deploys go through scripts/deploy"}"#;
 const TOOL_REFUSED: &str = r#"{"file":"NOTES.md","entry":"x"}"#;
+
+/// The Python package against Hermes Agent: the package's figure in the row whose `op`
+/// starts with the first field, Hermes's under the key (`hermes.py`), the row's label,
+/// and the target: the package at most that many times Hermes's median.
+const HERMES_TARGETS: [(&str, &str, &str, f64); 2] = [
+    ("read", "read", "`read` MEMORY.md (1.4 KB)", 4.0),
+    ("tool call", "tool", "tool add (durable)", 1.3),
+];
 
 /// One operation measured on every setup that has it.
 struct Row {
@@ -387,9 +396,21 @@ fn main() {
             row.node = times.get(key).cloned();
         }
     }
+    // Hermes Agent, installed by `scripts/bench` beside the wheel: its interpreter.
+    let hermes = std::env::var_os("METIS_BENCH_HERMES")
+        .map(|python| processes::hermes(Path::new(&python), &root.join("hermes"), n));
     let procs = processes::measure(Path::new(&cli), reference_store, &lib_root, root);
 
-    print_report(&rows, &instantiation, &procs, &source, load, calls, root);
+    print_report(
+        &rows,
+        &instantiation,
+        &procs,
+        hermes.as_ref(),
+        &source,
+        load,
+        calls,
+        root,
+    );
 }
 
 fn machine(root: &Path) -> String {
@@ -420,6 +441,33 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "**not met**" }
 }
 
+/// `met`, or by how many times a figure misses its target.
+fn met_by(ratio: f64, target: f64) -> String {
+    if ratio <= target {
+        "met".into()
+    } else {
+        format!("**not met** by {:.2}×", ratio / target)
+    }
+}
+
+/// For each of `HERMES_TARGETS`: its label, the Python package's samples, Hermes's, and
+/// the target.
+fn hermes_pairs<'a>(
+    rows: &'a [Row],
+    hermes: Option<&'a HashMap<String, Samples>>,
+) -> Vec<(&'static str, Option<&'a Samples>, Option<&'a Samples>, f64)> {
+    HERMES_TARGETS
+        .iter()
+        .map(|&(op, key, label, target)| {
+            let ours = rows
+                .iter()
+                .find(|r| r.op.starts_with(op))
+                .and_then(|r| r.python.as_ref());
+            (label, ours, hermes.and_then(|h| h.get(key)), target)
+        })
+        .collect()
+}
+
 fn within(ok: bool) -> &'static str {
     if ok { "within" } else { "**over**" }
 }
@@ -429,6 +477,7 @@ fn print_report(
     rows: &[Row],
     instantiation: &Samples,
     procs: &processes::Processes,
+    hermes: Option<&HashMap<String, Samples>>,
     source: &metis_memory::ComponentSource,
     load: Duration,
     calls: u32,
@@ -520,6 +569,34 @@ fn print_report(
     }
     println!();
 
+    println!("## Python package vs Hermes Agent\n");
+    println!(
+        "Hermes Agent's memory (`tools/memory_tool.py` of PyPI `hermes-agent` 0.19, without its dependencies but PyYAML) timed as the Python package is, in a Python process of its own (`hermes.py`), its MEMORY.md holding the same 1.4 KB; `–` where `scripts/bench` could not install it.\n"
+    );
+    println!(
+        "- **read**: Hermes's read of the file (`MemoryStore._read_file`: read and split into entries, no lock), which its agent does at session start and before every write (no Hermes tool reads memory); the package's `read`, on the instance a workspace keeps."
+    );
+    println!(
+        "- **tool add**: a `memory` tool call adding an entry as Hermes's agent makes it (the JSON arguments parsed, then `memory_tool`: the write gate's config check, the threat scan, an exclusive `flock` on `MEMORY.md.lock`, the file read again, a temporary file written and synced, renamed over the file, the directory never synced); the package's `memory_add` tool call, whose write also syncs the directory.\n"
+    );
+    println!("| operation | Python package | Hermes Agent | Python / Hermes | target | |");
+    println!("|---|---|---|---|---|---|");
+    for (label, ours, theirs, target) in hermes_pairs(rows, hermes) {
+        let (vs, verdict) = match (ours, theirs) {
+            (Some(o), Some(h)) => {
+                let r = ratio(o, h);
+                (format!("{r:.2}×"), met_by(r, target))
+            }
+            _ => ("–".into(), "–".into()),
+        };
+        println!(
+            "| {label} | {} | {} | {vs} | ≤ {target}× | {verdict} |",
+            ours.map_or("–".into(), Samples::show),
+            theirs.map_or("–".into(), Samples::show)
+        );
+    }
+    println!();
+
     println!("## Processes\n");
     println!(
         "A whole `metis-memory` process, as a hook or a script runs it: cold is the first process after a build (the compiled-component cache is empty, so it compiles), warm every one after.\n"
@@ -573,6 +650,15 @@ fn print_report(
             "| a durable `{op}` ≤ 1.2× the floor's durable write | {r:.2}× ({locked:.2}× the floor with the same lock file) | {} |",
             met(r <= 1.2)
         );
+    }
+    for (label, ours, theirs, target) in hermes_pairs(rows, hermes) {
+        if let (Some(o), Some(h)) = (ours, theirs) {
+            let r = ratio(o, h);
+            println!(
+                "| the Python package's {label} ≤ {target}× Hermes Agent's | {r:.2}× | {} |",
+                met_by(r, target)
+            );
+        }
     }
     let i = instantiation.median();
     println!(

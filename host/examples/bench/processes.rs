@@ -1,5 +1,6 @@
 //! Whole processes: the CLI cold (an empty compiled-component cache) and warm, and the
-//! reference in a Python process of its own and timed inside one.
+//! reference in a Python process of its own and timed inside one; and the scripts that
+//! time the packages and Hermes Agent inside a process of their own.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -163,6 +164,20 @@ pub fn python_package(python: &Path, workspace: &Path, calls: u32) -> HashMap<St
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/examples/bench/python_host.py"
+        ))
+        .arg(workspace)
+        .arg(calls.to_string());
+    times_printed_by(command, workspace)
+}
+
+/// Hermes Agent's memory tool, installed (PyPI `hermes-agent`) into the environment of
+/// `python`, with `workspace` as its HERMES_HOME: its read of MEMORY.md and its tool add.
+pub fn hermes(python: &Path, workspace: &Path, calls: u32) -> HashMap<String, Samples> {
+    let mut command = Command::new(python);
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/bench/hermes.py"
         ))
         .arg(workspace)
         .arg(calls.to_string());
