@@ -128,7 +128,7 @@ def test_with_global_user_memory_off_the_users_own_file_is_not_there(
     with pytest.raises(MemoryIOFailure):
         store.add_entry(G, "- likes tea")
     assert (home / ".metis" / "USER.md").read_text() == "- name: Sam\n"
-    # Nothing of it reaches the instances: exactly the old environment and pre-opens.
+    # Nothing of it reaches the instances: the default settings and no second pre-open.
     assert made and all(
         args["global_dir"] is None and args["global_user"] is None and not args["prompt_budget"]
         for args in made

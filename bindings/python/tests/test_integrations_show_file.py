@@ -1,4 +1,4 @@
-"""`MemorySession.show_file`, the component's `show-file`: one file shown to a session's
+"""`MemorySession.show_file`, the component's `workspace.show`: one file shown to a session's
 model on demand (a memory tool's view), against the installed package."""
 
 from __future__ import annotations

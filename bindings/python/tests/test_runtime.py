@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory import ComponentTrap, Limits, MemoryStore, _runtime
+from metis_memory import ComponentTrap, Limits, MemoryReadOnly, MemoryStore, _runtime
 from support import snapshot
 
 TOKEN = 0x0123456789ABCDEF
@@ -91,6 +91,46 @@ def test_a_trap_at_any_point_of_a_write_leaves_nothing_behind(
 
 def owner_text(token: int) -> bytes:
     return f"{token:016x}\n".encode()
+
+
+def test_the_guest_is_told_its_settings_and_given_no_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The component reads no environment variable (since 0.4.0 it does not even import
+    `wasi:cli/environment`), and no instance is given one: a store's settings (read-only,
+    global user memory, the prompt budget, a write's owner token) are the `store.settings`
+    record each instance's `workspace` is made with."""
+    rt = _runtime.runtime()
+    imports = list(rt.component.type.imports(rt.engine))
+    assert any(name.startswith("wasi:filesystem/") for name in imports), imports
+    assert not any(name.startswith("wasi:cli/environment") for name in imports), imports
+    given: list[object] = []
+
+    class Recording(_runtime.WasiConfig):
+        def inherit_env(self) -> None:
+            given.append("inherited")
+
+        @property
+        def env(self) -> None:
+            raise AttributeError("env")
+
+        @env.setter
+        def env(self, pairs: object) -> None:
+            given.append(pairs)
+
+    monkeypatch.setattr(_runtime, "WasiConfig", Recording)
+    # What 0.3.0's guest read, set in this process: it reaches no instance.
+    monkeypatch.setenv("METIS_MEMORY_READ_ONLY", "1")
+    store = MemoryStore(tmp_path, prompt_budget=True)
+    store.add_entry("MEMORY.md", "- fact")
+    assert store.read("MEMORY.md") == "- fact\n"
+    assert "bytes]" in store.assemble_system_prompt("base")
+    with pytest.raises(MemoryReadOnly):
+        MemoryStore(tmp_path, read_only=True).add_entry("MEMORY.md", "- refused")
+    with pytest.raises(ComponentTrap) as trapped:
+        MemoryStore(tmp_path, limits=Limits(fuel=10_000)).add_entry("MEMORY.md", "- more")
+    assert trapped.value.written is not True
+    assert given == []
 
 
 def test_the_clean_up_removes_only_the_trapped_calls_own_entries(tmp_path: Path) -> None:

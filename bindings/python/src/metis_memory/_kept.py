@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,9 +46,10 @@ class KeptInstance:
     trapped instance is never entered again), its memory never grown past
     `KEPT_MEMORY_BYTES`, and used only while `.metis/` (and the user's own, with global
     user memory on) is the directory it opened; the guest keeps nothing between calls, so
-    every call reads the files from disk. Only reads run on it: a write's instance carries
-    its own owner token, by which the lock and temporary file of a write that trapped are
-    found (`recover_after_trap`)."""
+    every call reads the files from disk. Only reads run on it, through its `workspace`
+    (made once, read-only, with the store's settings) where a call takes the settings: a
+    write's instance carries its own owner token in its settings, by which the lock and
+    temporary file of a write that trapped are found (`recover_after_trap`)."""
 
     def __init__(self) -> None:
         # Reentrant: a signal handler or finaliser reading memory on the thread that holds
@@ -114,7 +114,7 @@ class KeptInstance:
                 read_only=True,
                 limits=limits,
                 memory_bytes=memory_bytes,
-                owner=secrets.randbits(64),
+                owner=None,  # reads only: no write to recover
                 global_dir=None if global_dir is None else global_dir.path,
                 global_user=settings.global_user,
                 prompt_budget=settings.prompt_budget,

@@ -27,7 +27,7 @@ class OpenedDir:
     # Whether `path` reaches the opened directory itself (`/proc/.../fd/N`), not its name,
     # which a link swapped in before the pre-open would redirect.
     exact: bool
-    # Whether its filesystem is mounted read-only (see `READ_ONLY_FS_ENV`).
+    # Whether its filesystem is mounted read-only (`store.settings.read-only-mount`).
     read_only_fs: bool = False
 
     def close(self) -> None:

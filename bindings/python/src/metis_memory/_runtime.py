@@ -23,30 +23,22 @@ from wasmtime.component import (
     ListType,
     OptionType,
     RecordType,
+    ResourceAny,
     ResultType,
     TupleType,
     VariantType,
 )
 
-from . import _cache
+from . import _cache, _wit
 from ._cache import file_size_limited
 from ._types import Limits
 from .errors import ComponentTrap, MemoryStoreError, MetisWorkspaceError
 
-STORE = "metis:memory/store@0.3.0"
-TOOLS = "metis:memory/tools@0.3.0"
+STORE = "metis:memory/store@0.4.0"
+TOOLS = "metis:memory/tools@0.4.0"
 GUEST_METIS_DIR = ".metis"
 # The guest path the user's own `.metis/` is pre-opened at, with global user memory on.
 GUEST_GLOBAL_METIS_DIR = "global-metis"
-OWNER_ENV = "METIS_MEMORY_OWNER"
-READ_ONLY_ENV = "METIS_MEMORY_READ_ONLY"
-# Set when `.metis/` is on a read-only mount: wasmtime passes EROFS to the guest as `io`,
-# and the component names the cause with this (`wit/types.wit`, `read-only`).
-READ_ONLY_FS_ENV = "METIS_MEMORY_READ_ONLY_FS"
-# Global user memory on, and who writes it: `read` or `write` (`wit/world.wit`).
-GLOBAL_USER_ENV = "METIS_MEMORY_GLOBAL_USER"
-# Set to `1` to show each file's fill level in the prompt's headings (`wit/world.wit`).
-PROMPT_BUDGET_ENV = "METIS_MEMORY_PROMPT_BUDGET"
 COMPONENT_FILE = "metis_memory.wasm"
 # A kept instance may not grow past this (the Rust and Node hosts' bound), so that one
 # large call does not hold its memory for the life of the store.
@@ -58,8 +50,9 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Settings:
     """What a store's instances are told besides a call's own token and directories (the
-    Rust host's `runtime::Settings`): the same for every instance of one store, and part
-    of what a kept instance is kept for."""
+    Rust host's `runtime::Settings`), through the `store.settings` record their
+    `workspace` is made with: the same for every instance of one store, and part of what
+    a kept instance is kept for."""
 
     read_only: bool = False
     # Global user memory: `None` when off, else whether the agent's `USER.md` tool writes
@@ -193,17 +186,29 @@ def _kept(value: Any) -> Any:
         _kept_classes[type(value)] = cls
     value.__class__ = cls
     vars(value).update(read)
+    if hasattr(value, "_tagged"):
+        # A variant, option or result asks whether its cases need tagging (each case's
+        # Python classes, its payloads' too) on every value it converts: asked once.
+        tagged = value._tagged()
+        vars(value)["_tagged"] = lambda: tagged
     return value
 
 
 class Exports:
-    """The exports of one instance: `exports(interface, name, *args)` calls one."""
+    """The exports of one instance: `exports(interface, name, *args)` calls one, and
+    `exports.method(name, *args)` a method of the instance's `store.workspace`."""
 
-    def __init__(self, runtime: Runtime, store: Store, instance: Instance) -> None:
+    def __init__(
+        self, runtime: Runtime, store: Store, instance: Instance, settings: Any = None
+    ) -> None:
         self._runtime, self._store, self._instance = runtime, store, instance
         # A Func names an export of this instance in this store, so it stays valid as
         # long as they do; a kept instance looks each one up once.
         self._funcs: dict[tuple[str, str], Func] = {}
+        # The `store.settings` record the workspace is made with, and the workspace, made
+        # on first use and kept as long as the instance (as the Rust host's `Instance`).
+        self._settings = settings
+        self._workspace: ResourceAny | None = None
 
     def __call__(self, interface: str, name: str, *args: Any) -> Any:
         func = self._funcs.get((interface, name))
@@ -220,6 +225,16 @@ class Exports:
             return func(self._store, *args)
         except WasmtimeError as e:
             raise ComponentTrap(f"the memory component trapped: {e}") from e
+
+    def workspace(self) -> ResourceAny:
+        """The instance's `store.workspace`, made with its settings on first use."""
+        if self._workspace is None:
+            self._workspace = self(STORE, "[constructor]workspace", self._settings)
+        return self._workspace
+
+    def method(self, name: str, *args: Any) -> Any:
+        """Calls the method `name` of the instance's `store.workspace`."""
+        return self(STORE, f"[method]workspace.{name}", self.workspace(), *args)
 
     def set_fuel(self, fuel: int) -> None:
         try:
@@ -240,28 +255,30 @@ def instantiate(
     read_only: bool,
     limits: Limits,
     memory_bytes: int,
-    owner: int,
+    owner: int | None,
     read_only_fs: bool = False,
     global_dir: str | None = None,
     global_user: bool | None = None,
     prompt_budget: bool = False,
 ) -> Exports:
     """A fresh instance that sees `metis_dir` (when given) at guest path `.metis`,
-    `global_dir` (when given) at `global-metis`, and nothing else, with `limits.fuel`,
-    memories of at most `memory_bytes`, and `owner` and the settings (`global_user`: see
-    `Settings`) in its environment."""
+    `global_dir` (when given) at `global-metis`, and nothing else, with `limits.fuel` and
+    memories of at most `memory_bytes`, whose `workspace` is made with `owner` (`None`:
+    random) and the settings (`global_user`: see `Settings`). The guest is given no
+    environment: what it is told is that `store.settings` record."""
     rt = runtime()
     # A WasiConfig is consumed by the store it is given to, so each instance needs its own
     # (the Linker, which holds no state of a call, is the runtime's).
     wasi = WasiConfig()
-    # The component refuses every write of a read-only workspace itself, with
-    # `read-only`, as under every host; the read-only pre-open is the sandbox's own guarantee.
-    wasi.env = (
-        [(OWNER_ENV, f"{owner:016x}")]
-        + ([(READ_ONLY_ENV, "1")] if read_only else [])
-        + ([(READ_ONLY_FS_ENV, "1")] if read_only_fs else [])
-        + ([] if global_user is None else [(GLOBAL_USER_ENV, "write" if global_user else "read")])
-        + ([(PROMPT_BUDGET_ENV, "1")] if prompt_budget else [])
+    # The component refuses every write of a read-only workspace itself (`read-only` in
+    # the settings), as under every host; the read-only pre-open is the sandbox's own
+    # guarantee.
+    settings = _wit.settings(
+        read_only=read_only,
+        read_only_mount=read_only_fs,
+        global_user=global_user,
+        prompt_budget=prompt_budget,
+        owner=owner,
     )
     for directory, guest in ((metis_dir, GUEST_METIS_DIR), (global_dir, GUEST_GLOBAL_METIS_DIR)):
         if directory is not None:
@@ -277,7 +294,7 @@ def instantiate(
         instance = rt.linker.instantiate(store, rt.component)
     except WasmtimeError as e:
         raise ComponentTrap(f"the memory component trapped: {e}") from e
-    return Exports(rt, store, instance)
+    return Exports(rt, store, instance, settings)
 
 
 def with_instance(
@@ -286,7 +303,7 @@ def with_instance(
     metis_dir: Path | str | None,
     read_only: bool,
     limits: Limits,
-    owner: int,
+    owner: int | None,
     read_only_fs: bool = False,
     global_dir: Path | str | None = None,
     global_user: bool | None = None,
@@ -294,7 +311,7 @@ def with_instance(
 ) -> T:
     """Runs `op` against a fresh instance that sees `metis_dir` (when given) at guest path
     `.metis`, `global_dir` (when given) at `global-metis`, and nothing else, under
-    `limits`, with `owner` and the settings in its environment."""
+    `limits`, its `workspace` made with `owner` and the settings."""
     exports = instantiate(
         metis_dir=None if metis_dir is None else str(metis_dir),
         read_only=read_only,
@@ -314,25 +331,22 @@ def recover_after_trap(
     owner: int,
     *,
     global_dir: Path | str | None = None,
-    global_user: bool | None = None,
-    prompt_budget: bool = False,
 ) -> bool | None:
-    """The component's `recover-after-trap`, on a fresh instance given the trapped call's
-    `owner` token and the directories it saw (`.metis/`, and the user's own with global
-    user memory on): it removes what that call left in them (its lock, moved aside and
-    inspected first and put back if it is another writer's; its pending lock; its temporary
-    file) and nothing else. The host's own clean-up, so it runs under the default limits,
-    not the caller's, which may be what the trapped call ran out of. Returns whether the
-    trapped write landed (`None`: it left no trace to tell by)."""
+    """The component's `recover-after-trap(owner)`, on a fresh instance that sees the
+    directories the trapped call saw (`.metis/`, and the user's own with global user
+    memory on): it removes what the write whose settings had `owner` left in them (its
+    lock, moved aside and inspected first and put back if it is another writer's; its
+    pending lock; its temporary file) and nothing else. The host's own clean-up, so it
+    runs under the default limits, not the caller's, which may be what the trapped call
+    ran out of. Returns whether the trapped write landed (`None`: it left no trace to
+    tell by)."""
     found = with_instance(
-        lambda exports: exports(STORE, "recover-after-trap"),
+        lambda exports: exports(STORE, "recover-after-trap", owner),
         metis_dir=metis,
         read_only=False,
         limits=Limits(),
-        owner=owner,
+        owner=None,
         global_dir=global_dir,
-        global_user=global_user,
-        prompt_budget=prompt_budget,
     )
     landing = str(found)
     return None if landing == "untraced" else landing == "written"

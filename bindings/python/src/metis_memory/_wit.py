@@ -175,53 +175,95 @@ def scan_policy(policy: ScanPolicy) -> Record:
     )
 
 
-def store_error(error: Variant, message: str, file: MemoryFile) -> errors.MemoryStoreError:
-    """The exception for a `store-error` and its `describe-error` text."""
+# The plain write's: no scan.
+NO_SCAN = ScanPolicy(invisible_characters=False, injection_patterns=False)
+
+
+def settings(
+    *,
+    read_only: bool,
+    read_only_mount: bool,
+    global_user: bool | None,
+    prompt_budget: bool,
+    owner: int | None,
+) -> Record:
+    """A `store.settings` record (`global_user`: `None` off, else whether the agent writes
+    the user's own USER.md; `owner`: `None` for a random one)."""
+    return record(
+        read_only=read_only,
+        read_only_mount=read_only_mount,
+        global_user=None if global_user is None else ("write" if global_user else "read"),
+        prompt_budget=prompt_budget,
+        owner=owner,
+    )
+
+
+def edit(case: str, *args: str) -> Variant:
+    """A `store.edit`: `add-entry(entry)`, `replace(old, new)` or `consolidate(content)`."""
+    if case == "replace":
+        old_text, new_text = args
+        return Variant(case, record(old_text=old_text, new_text=new_text))
+    (text,) = args
+    return Variant(case, text)
+
+
+def write_options(if_unchanged: str | None = None, scan: ScanPolicy = NO_SCAN) -> Record:
+    return record(if_unchanged=if_unchanged, scan=scan_policy(scan))
+
+
+def compose_options(audit: str, *, strict: bool = False) -> Record:
+    return record(audit=audit, strict=strict)
+
+
+def call_options(scan: ScanPolicy, state: SessionState, *, hold_unseen: bool) -> Record:
+    return record(scan=scan_policy(scan), session=session(state), hold_unseen=hold_unseen)
+
+
+def store_error(error: Variant) -> errors.MemoryStoreError:
+    """The exception for a `store-error`: its text and file are the payload's."""
     p: Any = error.payload
+    message: str = p.message
+    if error.tag == "unsynced":
+        result = write_result(get(p, "result"))
+        return errors.MemoryUnsynced(message, result.file, result, get(p, "reason"))
+    file = FILE_FROM_WIT[p.file]
     match error.tag:
         case "hard-cap-exceeded":
             return errors.MemoryHardCapExceeded(
-                FILE_FROM_WIT[p.file], get(p, "attempted_bytes"), get(p, "cap_bytes"), message
+                file, get(p, "attempted_bytes"), get(p, "cap_bytes"), message
             )
-        case "empty-entry":
-            return errors.EmptyEntry(message, file)
-        case "nothing-to-replace":
-            return errors.NothingToReplace(message, file)
-        case "not-found":
-            return errors.ReplaceSourceNotFound(message, file)
         case "not-unique":
-            return errors.ReplaceSourceNotUnique(message, file, p)
+            return errors.ReplaceSourceNotUnique(message, file, p.count)
         case "invalid-utf8":
-            return errors.InvalidUtf8(message, FILE_FROM_WIT[p.file], p.offset)
-        case "not-a-regular-file":
-            return errors.NotARegularFile(message, FILE_FROM_WIT[p])
-        case "busy":
-            return errors.MemoryBusy(message, file)
-        case "io":
-            return errors.MemoryIOFailure(message, file)
+            return errors.InvalidUtf8(message, file, p.offset)
         case "changed":
             return errors.MemoryChanged(
                 message,
-                FILE_FROM_WIT[p.file],
+                file,
                 get(p, "expected_hash"),
                 get(p, "current_hash"),
                 get(p, "current_content"),
             )
         case "flagged":
-            return errors.MemoryFlagged(message, FILE_FROM_WIT[p.file], findings(p.findings))
-        case "read-only":
-            return errors.MemoryReadOnly(message, file)
-        case "file-too-large":
-            return errors.MemoryFileTooLarge(message, file)
-        case "insufficient-space":
-            return errors.MemoryInsufficientSpace(message, file)
-        case "unsynced":
-            result = write_result(get(p, "result"))
-            return errors.MemoryUnsynced(message, result.file, result, get(p, "reason"))
+            return errors.MemoryFlagged(message, file, findings(p.findings))
         case "poisoned":
-            return errors.MemoryPoisoned(message, FILE_FROM_WIT[p.file], p.rule)
+            return errors.MemoryPoisoned(message, file, p.rule)
         case "too-large":
             return errors.MemoryTooLarge(
-                message, FILE_FROM_WIT[p.file], get(p, "size_bytes"), get(p, "limit_bytes")
+                message, file, get(p, "size_bytes"), get(p, "limit_bytes")
             )
-    return errors.MemoryStoreError(message, file)
+    # The cases whose payload is a `file-error`: the message and the file.
+    return _FILE_ERRORS.get(error.tag, errors.MemoryStoreError)(message, file)
+
+
+_FILE_ERRORS: dict[str, type[errors.MemoryStoreError]] = {
+    "empty-entry": errors.EmptyEntry,
+    "nothing-to-replace": errors.NothingToReplace,
+    "not-found": errors.ReplaceSourceNotFound,
+    "not-a-regular-file": errors.NotARegularFile,
+    "busy": errors.MemoryBusy,
+    "io": errors.MemoryIOFailure,
+    "read-only": errors.MemoryReadOnly,
+    "file-too-large": errors.MemoryFileTooLarge,
+    "insufficient-space": errors.MemoryInsufficientSpace,
+}

@@ -1,5 +1,6 @@
 """Exceptions. A store refusal is a `ValueError` (as in the reference implementation)
-whose text is the component's own `describe-error`; a refusal changed nothing on disk.
+whose text is the component's own (the `message` every `store-error` carries); a refusal
+changed nothing on disk.
 A `ComponentTrap` does not say whether a write landed (see there)."""
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ class MemoryUnsynced(MemoryStoreError):
 
 
 class MemoryPoisoned(MemoryStoreError):
-    """A scanned write (`store.write-scanned`) was refused by the memory poisoning scan:
+    """A scanned write (`workspace.write` with a scan) was refused by the memory poisoning scan:
     `rule` matched; the message says what and where. Nothing was written."""
 
     kind = "poisoned"

@@ -3,9 +3,9 @@
 `MemorySession`: one conversation's hold on memory, so that a `memory_consolidate`
 composed from an old version, or from nothing the model was shown, is refused instead of
 dropping what another session or a person wrote. How a session moves is decided in the
-component (`compose-session-prompt`, `call-in-session`, `next-response`,
-`memory-update`, `show-file`, `offer-file`); this type only keeps it between calls, as the
-Rust host's `Session` does.
+component (`workspace.compose`, `.update`, `.show`, `tools.call-with-options`,
+`tools.next-response`); this type only keeps it between calls, as the Rust host's
+`Session` does.
 
 The two share this module because each names the other (a store makes sessions, and a
 session's `store` is the store it runs on, typed as such for its users), and no two of
@@ -74,7 +74,7 @@ def _cap(name: str, file: MemoryFile) -> int:
         value: int = exports(STORE, name, _wit.FILE_TO_WIT[file])
         return value
 
-    return _runtime.with_instance(op, metis_dir=None, read_only=True, limits=Limits(), owner=0)
+    return _runtime.with_instance(op, metis_dir=None, read_only=True, limits=Limits(), owner=None)
 
 
 class MemoryStore:
@@ -114,6 +114,14 @@ class MemoryStore:
         self._global_user = global_user
         self._prompt_budget = bool(prompt_budget)
         self._kept = _kept.KeptInstance()
+        # `.metis/`, and what every instance of this store is told (see
+        # `_runtime.Settings`): used by every call, so made once.
+        self._metis = self._workspace / ".metis"
+        self._settings = Settings(
+            read_only=read_only,
+            global_user=None if global_user is None else global_user.agent_writes,
+            prompt_budget=self._prompt_budget,
+        )
 
     @property
     def workspace_path(self) -> str:
@@ -121,7 +129,7 @@ class MemoryStore:
 
     @property
     def metis_dir(self) -> Path:
-        return self._workspace / ".metis"
+        return self._metis
 
     @property
     def global_user(self) -> GlobalUser | None:
@@ -169,40 +177,40 @@ class MemoryStore:
 
     def read(self, file: MemoryFile | str) -> str:
         """The file's text; `""` when it is missing."""
-        value: str = self._store(_Access.READ, file, "read")
+        value: str = self._store("read", _wit.FILE_TO_WIT[MemoryFile(file)])
         return value
 
     def exists(self, file: MemoryFile | str) -> bool:
         """Whether the file exists (a 0-byte file does)."""
-        value: bool = self._store(_Access.READ, file, "exists")
+        value: bool = self._store("exists", _wit.FILE_TO_WIT[MemoryFile(file)])
         return value
 
     def size_bytes(self, file: MemoryFile | str) -> int:
         """The file's size in bytes on disk; 0 when it is missing."""
-        value: int = self._store(_Access.READ, file, "size-bytes")
+        value: int = self._store("size-bytes", _wit.FILE_TO_WIT[MemoryFile(file)])
         return value
 
     # Writes: each returns a WriteResult or raises a MemoryStoreError.
 
     def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
         """Appends `entry`, stripped, as its own line."""
-        return _wit.write_result(self._store(_Access.WRITE, file, "add-entry", entry))
+        return self._write(file, _wit.edit("add-entry", entry))
 
     def replace(self, file: MemoryFile | str, old_text: str, new_text: str) -> WriteResult:
         """Replaces the one occurrence of `old_text` with `new_text`."""
-        return _wit.write_result(self._store(_Access.WRITE, file, "replace", old_text, new_text))
+        return self._write(file, _wit.edit("replace", old_text, new_text))
 
     def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
         """Makes `new_content` the whole file, byte for byte."""
-        return _wit.write_result(self._store(_Access.WRITE, file, "consolidate", new_content))
+        return self._write(file, _wit.edit("consolidate", new_content))
 
     def consolidate_if_unchanged(
         self, file: MemoryFile | str, content: str, expected_hash: str
     ) -> WriteResult:
         """`consolidate`, only if the file's SHA-256 is still `expected_hash`
         (`MemoryChanged` otherwise, with the current hash and content)."""
-        return _wit.write_result(
-            self._store(_Access.WRITE, file, "consolidate-if-unchanged", content, expected_hash)
+        return self._write(
+            file, _wit.edit("consolidate", content), _wit.write_options(if_unchanged=expected_hash)
         )
 
     # Caps
@@ -221,22 +229,23 @@ class MemoryStore:
 
     def assemble_system_prompt(self, base: str) -> str:
         """`base`, then the USER.md and MEMORY.md sections (empty ones left out)."""
-        prompt: str = self._store(_Access.READ, MemoryFile.MEMORY, "assemble-system-prompt", base)
-        return prompt
+        if self._global_user is None and not self._prompt_budget:
+            prompt: str = self._store("assemble-system-prompt", base)
+            return prompt
+        # With global user memory or the budget on, in their layout (a file that is not
+        # text fails the call all the same).
+        return self._compose(base, AuditPolicy.OFF, strict=True).text
 
     def compose_system_prompt(
         self, base: str, audit: AuditPolicy | str = AuditPolicy.OFF
     ) -> ComposedPrompt:
         """The prompt with the SHA-256 of each file it was composed from, audited under
         `audit`."""
-        value = self._store(
-            _Access.READ, MemoryFile.MEMORY, "compose-system-prompt", base, AuditPolicy(audit).value
-        )
-        return _wit.composed_prompt(value)
+        return _wit.composed_prompt(self._compose(base, AuditPolicy(audit)))
 
     def audit(self, file: MemoryFile | str) -> tuple[AuditFinding, ...]:
         """What the poisoning scan's rules find in the file on disk."""
-        return _wit.findings(self._store(_Access.READ, file, "audit"))
+        return _wit.findings(self._store("audit", _wit.FILE_TO_WIT[MemoryFile(file)]))
 
     # Tools
 
@@ -268,39 +277,15 @@ class MemoryStore:
         `unheld=True` is the opt-out, by name, for a caller that knows what the file holds
         (a person's own script, the conformance cases): only the files listed in `seen`
         are held, and a consolidate of any other rewrites it whatever it holds."""
-        text = _tool_input(input)
-        if not unheld:
-            state = SessionState(
-                seen=tuple(_last_per_file(_versions(seen))),
-                withheld=tuple(dict.fromkeys(MemoryFile(f) for f in withheld)),
-            )
-            return self._call_in_session(name, text, scan or ScanPolicy(), state)[0]
-        withheld = [_wit.FILE_TO_WIT[MemoryFile(f)] for f in withheld]
-        args: tuple[Any, ...]
-        if seen is None and not withheld:
-            if scan is None:
-                function, args = "call", (name, text)
-            else:
-                function, args = "call-with-policy", (name, text, _wit.scan_policy(scan))
-        else:
-            options = _wit.record(
-                scan=_wit.scan_policy(scan or ScanPolicy()),
-                seen=[_wit.file_version_record(v) for v in _versions(seen)],
-                withheld=withheld,
-            )
-            function, args = "call-with-options", (name, text, options)
-
-        def op(exports: Exports) -> ToolOutcome:
-            outcome = _wit.tool_outcome(exports(TOOLS, function, *args))
-            if isinstance(outcome, ToolRefusal):
-                raise _Refused(outcome)
-            return outcome
-
-        try:
-            return self._run(_Access.WRITE, op)
-        except _Refused as refused:
-            outcome: ToolOutcome = refused.value
-            return outcome
+        state = SessionState(
+            seen=tuple(_last_per_file(_versions(seen))),
+            withheld=tuple(dict.fromkeys(MemoryFile(f) for f in withheld)),
+        )
+        # Held to what the model saw, unseen files too; unheld, only the files in `seen`.
+        outcome, _ = self._call_tool(
+            name, input, scan or ScanPolicy(), state, hold_unseen=not unheld
+        )
+        return outcome
 
     # Sessions
 
@@ -324,14 +309,17 @@ class MemoryStore:
         reaches the model through `memory_update()` instead (see `MemorySession`)."""
         return MemorySession(self, AuditPolicy(audit), scan or ScanPolicy(), snapshot=snapshot)
 
+    def _compose(self, base: str, audit: AuditPolicy, *, strict: bool = False) -> Any:
+        """The component's `workspace.compose` (a WIT `composed-prompt`), on the kept read
+        instance."""
+        return self._method("compose", base, _wit.compose_options(audit.value, strict=strict))
+
     def _compose_session_prompt(
         self, base: str, audit: AuditPolicy
     ) -> tuple[ComposedPrompt, SessionState]:
-        """The component's `compose-session-prompt`, on the kept read instance."""
-        value = self._store(
-            _Access.READ, MemoryFile.MEMORY, "compose-session-prompt", base, audit.value
-        )
-        return _wit.composed_prompt(value.prompt), _wit.session_state(value.session)
+        """The prompt a session starts from, and that session."""
+        value = self._compose(base, audit)
+        return _wit.composed_prompt(value), _wit.session_state(value.session)
 
     def _call_in_session(
         self,
@@ -340,12 +328,25 @@ class MemoryStore:
         scan: ScanPolicy,
         state: SessionState,
     ) -> tuple[ToolOutcome, SessionState]:
-        """The component's `call-in-session`, as a write on a fresh instance: the outcome
-        and the session after it. A trap raises, and no session comes back."""
-        args = (name, _tool_input(input), _wit.scan_policy(scan), _wit.session(state))
+        """A session's tool call: held to what its model saw, unseen files too."""
+        return self._call_tool(name, input, scan, state, hold_unseen=True)
+
+    def _call_tool(
+        self,
+        name: str,
+        input: str | Mapping[str, Any],
+        scan: ScanPolicy,
+        state: SessionState,
+        *,
+        hold_unseen: bool,
+    ) -> tuple[ToolOutcome, SessionState]:
+        """The component's `tools.call-with-options`, as a write on a fresh instance: the
+        outcome and the session after it. A trap raises, and no session comes back."""
+        text = _tool_input(input)
+        options = _wit.call_options(scan, state, hold_unseen=hold_unseen)
 
         def op(exports: Exports) -> tuple[ToolOutcome, SessionState]:
-            value = exports(TOOLS, "call-in-session", *args)
+            value = exports(TOOLS, "call-with-options", exports.workspace(), name, text, options)
             result = _wit.tool_outcome(value.outcome), _wit.session_state(value.session)
             if isinstance(result[0], ToolRefusal):
                 raise _Refused(result)
@@ -360,22 +361,20 @@ class MemoryStore:
     def _memory_update(
         self, state: SessionState, audit: AuditPolicy
     ) -> tuple[str | None, SessionState]:
-        """The component's `memory-update`, on the kept read instance: the text for the
+        """The component's `workspace.update`, on the kept read instance: the text for the
         conversation (`None`: nothing changed) and the session after it. A store refusal
         raises, and no session comes back."""
-        value = self._store(
-            _Access.READ, MemoryFile.MEMORY, "memory-update", _wit.session(state), audit.value
-        )
-        return _wit.session_update(value)
+        return _wit.session_update(self._method("update", _wit.session(state), audit.value))
 
     def _show_file(
         self, file: MemoryFile, state: SessionState, audit: AuditPolicy, *, whole: bool
     ) -> tuple[ShownFile, SessionState]:
-        """The component's `show-file` (`offer-file` when the model is shown only part of
-        it), on the kept read instance: the file as read and audited, and the session after
-        it. A store refusal raises, and no session comes back."""
-        function = "show-file" if whole else "offer-file"
-        value = self._store(_Access.READ, file, function, _wit.session(state), audit.value)
+        """The component's `workspace.show` (`whole=False` when the model is shown only
+        part of it), on the kept read instance: the file as read and audited, and the
+        session after it. A store refusal raises, and no session comes back."""
+        value = self._method(
+            "show", _wit.FILE_TO_WIT[file], _wit.session(state), audit.value, whole
+        )
         shown = ShownFile(file, value.text, _wit.findings(value.findings), value.withheld)
         return shown, _wit.session_state(value.session)
 
@@ -388,34 +387,22 @@ class MemoryStore:
 
     # The host's duties
 
-    def _store(self, access: _Access, file: MemoryFile | str, function: str, *args: Any) -> Any:
-        """A `store` call about `file`; a refusal raises with the component's own text."""
-        file = MemoryFile(file)
-        wit_file = _wit.FILE_TO_WIT[file]
-        takes_file = function not in (
-            "assemble-system-prompt",
-            "compose-system-prompt",
-            "compose-session-prompt",
-            "memory-update",
-        )
-        call_args = (wit_file, *args) if takes_file else args
+    def _store(self, function: str, *args: Any) -> Any:
+        """A plain `store` read, on the kept read instance; a refusal raises with the
+        component's own text."""
+        return self._run(_Access.READ, lambda exports: _checked(exports(STORE, function, *args)))
 
-        def op(exports: Exports) -> Any:
-            value = exports(STORE, function, *call_args)
-            if isinstance(value, Variant):
-                message = exports(STORE, "describe-error", wit_file, value)
-                raise _wit.store_error(value, message, file)
-            return value
+    def _method(self, name: str, *args: Any) -> Any:
+        """A read through the `store.workspace` of the kept read instance (made with this
+        store's settings); a refusal raises with the component's own text."""
+        return self._run(_Access.READ, lambda exports: _checked(exports.method(name, *args)))
 
-        return self._run(access, op)
-
-    def _settings(self) -> Settings:
-        """What every instance of this store is told (see `_runtime.Settings`)."""
-        return Settings(
-            read_only=self._read_only,
-            global_user=None if self._global_user is None else self._global_user.agent_writes,
-            prompt_budget=self._prompt_budget,
-        )
+    def _write(self, file: MemoryFile | str, edit: Variant, options: Any = None) -> WriteResult:
+        """The component's `workspace.write` on a fresh instance, whose workspace carries
+        this write's own token (see `_run`); a refusal raises with the component's text."""
+        args = (_wit.FILE_TO_WIT[MemoryFile(file)], edit, options or _wit.write_options())
+        value = self._run(_Access.WRITE, lambda exports: _checked(exports.method("write", *args)))
+        return _wit.write_result(value)
 
     def _run(self, access: _Access, op: Callable[[Exports], T]) -> T:
         """Runs `op` on an instance that sees `.metis/` (and the user's own, with global
@@ -423,7 +410,7 @@ class MemoryStore:
         creating `.metis/`, and the user's own), then undoes what a failed write left: a
         trapped call's lock and temporary file, and a `.metis/` (or the user's own) this
         call created that is still empty."""
-        settings = self._settings()
+        settings = self._settings
         if access is _Access.READ:
             info = self._existing_metis_dir()
             made_for = _kept.KeptFor(
@@ -491,8 +478,6 @@ class MemoryStore:
                             opened.path,
                             owner,
                             global_dir=None if global_opened is None else global_opened.path,
-                            global_user=settings.global_user,
-                            prompt_budget=settings.prompt_budget,
                         )
                     except ComponentTrap:
                         pass
@@ -661,6 +646,14 @@ def _remove_empty(directory: Path) -> None:
         pass
 
 
+def _checked(value: Any) -> Any:
+    """A `store` call's `result`: the value, or its `store-error` raised (wasmtime-py gives
+    the error as a `Variant`, and no `ok` value of the WIT is one)."""
+    if isinstance(value, Variant):
+        raise _wit.store_error(value)
+    return value
+
+
 def _tool_input(input: str | Mapping[str, Any]) -> str:
     """A tool call's input as JSON text: given as text, or a mapping sent as JSON."""
     return input if isinstance(input, str) else json.dumps(input, ensure_ascii=False)
@@ -677,8 +670,9 @@ def _versions(
 
 
 def _last_per_file(versions: Iterable[FileVersion]) -> list[FileVersion]:
-    """One version per file, the last listed (as `call-with-options` counts a file listed
-    twice), in the order the files were first listed: a WIT `session` lists each once."""
+    """One version per file, the last listed (as 0.3.0's `call-with-options` counted a
+    file listed twice), in the order the files were first listed: a WIT `session` lists
+    each once."""
     last: dict[MemoryFile, FileVersion] = {}
     for version in versions:
         last[MemoryFile(version.file)] = FileVersion(MemoryFile(version.file), version.sha256)
