@@ -3,51 +3,21 @@
 
 use alloc::vec::Vec;
 
-use super::pattern::Set;
+use super::pattern::{Set, entries_of};
 use super::rules::SECRETS;
 use crate::sort::{sort, sort_by};
 
 /// Query parameters named after what an attacker wants, besides the secrets. (`d` is not
 /// one: Gravatar's `?d=identicon` is the default picture; nor `message` or `text`, which
 /// name a badge's and a placeholder image's caption.)
-const DATA_PARAMETERS: Set = &[
-    "data",
-    "q",
-    "prompt",
-    "chat",
-    "msg",
-    "content",
-    "summary",
-    "transcript",
-    "payload",
-    "exfil",
-    "leak",
-    "dump",
-    "context",
-    "dialog",
-    "session",
-    "notes",
-];
+const DATA_PARAMETERS: Set = "data q prompt chat msg content summary transcript payload exfil \
+    leak dump context dialog session notes";
 
 /// Words of a parameter's value that name the conversation or a secret, as a placeholder
 /// to fill (`?c=CONVERSATION`, `?s=INSERT_SUMMARY_HERE`, `?t=the+whole+transcript`).
 /// Badges and avatars say `main`, `passing`, `flat`, `identicon`, never these.
-const DATA_VALUES: Set = &[
-    "conversation",
-    "conversations",
-    "transcript",
-    "summary",
-    "chathistory",
-    "chatlog",
-    "secrets",
-    "secret",
-    "password",
-    "passwords",
-    "credentials",
-    "apikey",
-    "message",
-    "messages",
-];
+const DATA_VALUES: Set = "conversation conversations transcript summary chathistory chatlog \
+    secrets secret password passwords credentials apikey message messages";
 
 /// Whether an image URL carries data out: a placeholder anywhere in it (`{…}`, `<…>`,
 /// `[…]`, `$VAR`, `%VAR%`, `%s`, their URL encodings), in the host, the path or the query;
@@ -88,6 +58,11 @@ fn percent_variable(url: &str) -> bool {
     false
 }
 
+/// Whether `word` is one of the words of `list`, as written: these lists hold no globs.
+fn listed(list: Set, word: &str) -> bool {
+    entries_of(list).any(|entry| entry == word)
+}
+
 fn query_carries_data(url: &str) -> bool {
     let Some((_, query)) = url.split_once('?') else {
         return false;
@@ -98,10 +73,10 @@ fn query_carries_data(url: &str) -> bool {
     }
     query.split('&').any(|param| {
         let (name, value) = param.split_once('=').unwrap_or(("", param));
-        SECRETS.contains(&name)
-            || DATA_PARAMETERS.contains(&name)
+        listed(SECRETS, name)
+            || listed(DATA_PARAMETERS, name)
             || matches!(value, "..." | "…")
-            || value_words(value).any(|word| DATA_VALUES.contains(&word))
+            || value_words(value).any(|word| listed(DATA_VALUES, word))
     })
 }
 
@@ -212,8 +187,8 @@ fn closing_brackets(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// HTML elements that load an image, and the attributes that give its URL.
-const IMAGE_TAGS: Set = &["img", "image", "source", "input", "video", "embed"];
-const IMAGE_ATTRIBUTES: Set = &["src", "srcset", "href", "xlink:href", "poster", "data-src"];
+const IMAGE_TAGS: Set = "img image source input video embed";
+const IMAGE_ATTRIBUTES: Set = "src srcset href xlink:href poster data-src";
 
 fn html_images<'t>(text: &'t str, out: &mut Vec<(usize, &'static str, &'t str)>) {
     let mut from = 0;
@@ -225,14 +200,14 @@ fn html_images<'t>(text: &'t str, out: &mut Vec<(usize, &'static str, &'t str)>)
             .unwrap_or(tag.len());
         // The name ends at the `>` at the latest (`>` is not alphanumeric).
         let end = tag.find('>').unwrap_or(tag.len());
-        if !IMAGE_TAGS.contains(&&tag[..name_len]) {
+        if !listed(IMAGE_TAGS, &tag[..name_len]) {
             from = at + 1;
             continue;
         }
         // The next tag starts after this one ends (a `<` inside it is in a value).
         from = at + 1 + end;
         for (name, value) in attributes(&tag[name_len..end]) {
-            if !IMAGE_ATTRIBUTES.contains(&name) {
+            if !listed(IMAGE_ATTRIBUTES, name) {
                 continue;
             }
             // A `srcset` lists URLs, each with a width or density after it.

@@ -233,15 +233,14 @@ impl FirstIndex {
         // A list holds one entry more than its spaces; the table is at most half full.
         let count: usize = starting
             .iter()
-            .flat_map(|(set, _)| set.iter())
-            .map(|list| list.bytes().filter(|&b| b == b' ').count() + 1)
+            .map(|(set, _)| set.bytes().filter(|&b| b == b' ').count() + 1)
             .sum();
         let size = (count * 2).next_power_of_two().max(16);
         let mut entries: Vec<(u64, &'static str, Patterns)> = Vec::new();
         let mut table = alloc::vec![0u32; size];
         let mut keyed_globs: Vec<(u8, Glob)> = Vec::new();
         for (set, bits) in starting {
-            for entry in set.iter().flat_map(|list| list.split(' ')) {
+            for entry in set.split(' ') {
                 let Some(&first) = entry.as_bytes().first() else {
                     continue;
                 };
@@ -642,9 +641,9 @@ mod tests {
     /// its entries and lets the next slot's in; `Many` of none adds nothing.
     #[test]
     fn first_sets_of_each_kind_of_slot() {
-        const A: Set = &["a"];
-        const B: Set = &["b"];
-        const C: Set = &["c"];
+        const A: Set = "a";
+        const B: Set = "b";
+        const C: Set = "c";
         let cases: [(&'static [Slot], Option<&[Set]>); 10] = [
             (&[], None),
             (&[Slot::One(A), Slot::One(B)], Some(&[A])),

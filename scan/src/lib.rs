@@ -47,8 +47,8 @@ use index::{Blocks, FirstIndex, Pattern};
 use rules::{Part, RULES_TABLE, Stream};
 use tokens::Token;
 
-/// The bytes of the scan's Unicode tables (NFKC, character properties, look-alikes),
-/// for the component's size budget (BENCHMARKS.md).
+/// The bytes of the scan's Unicode tables (NFKC, character properties, lowercase,
+/// look-alikes), for the component's size budget (BENCHMARKS.md).
 pub fn unicode_table_bytes() -> usize {
     ucd::table_bytes() + unicode::table_bytes()
 }

@@ -5,7 +5,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::ucd::{decompose, is_mark, is_nfkc_quick, nfkc};
+use super::ucd::{decompose, is_mark, is_nfkc_quick, nfkc, to_lowercase};
 use super::unicode::{
     ascii_prototype, drops_marks, is_default_ignorable, is_hangul_filler, is_solo, stroked_latin,
 };
@@ -163,7 +163,7 @@ fn strip_marks(text: &str) -> String {
             'ς' => Some('σ'),
             _ => stroked_latin(c)
                 .or_else(|| {
-                    let mut lower = c.to_lowercase();
+                    let mut lower = to_lowercase(c);
                     match (lower.next(), lower.next()) {
                         (Some(l), None) if l != c => stroked_latin(l),
                         _ => None,
@@ -214,14 +214,14 @@ fn fold_look_alikes(text: &str, out: &mut Normalized) {
         if folds_to_ascii {
             out.folds.push((
                 out.text.len(),
-                word.chars().flat_map(char::to_lowercase).collect(),
+                word.chars().flat_map(to_lowercase).collect(),
             ));
             out.text.extend(
                 word.chars()
                     .map(|c| ascii_prototype(c).unwrap_or(c).to_ascii_lowercase()),
             );
         } else {
-            out.text.extend(word.chars().flat_map(char::to_lowercase));
+            out.text.extend(word.chars().flat_map(to_lowercase));
         }
     };
     let mut word_start: Option<usize> = None;
@@ -233,7 +233,7 @@ fn fold_look_alikes(text: &str, out: &mut Normalized) {
         if let Some(start) = word_start.take() {
             push_word(&text[start..i], out);
         }
-        out.text.extend(c.to_lowercase());
+        out.text.extend(to_lowercase(c));
     }
     if let Some(start) = word_start {
         push_word(&text[start..], out);

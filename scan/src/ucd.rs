@@ -1,5 +1,5 @@
 //! The Unicode data the scan needs (NFKC, canonical combining classes, the few general
-//! categories and emoji properties it asks about) in compact tables of its own.
+//! categories and emoji properties it asks about, lowercase) in compact tables of its own.
 //!
 //! The scan used the `unicode-normalization` and `unicode-properties` crates, whose
 //! tables (perfect hashes of 8-byte entries, one range entry per general category run)
@@ -7,15 +7,18 @@
 //! sorted runs: a code point range and one value for the whole run. The crates are now
 //! only dev-dependencies: `tables_are_the_crates` regenerates the tables from them and
 //! fails if the file differs (`METIS_WRITE_UCD=1` rewrites it), and the tests below check
-//! NFKC and every property against the crates for every code point.
+//! NFKC and every property against the crates for every code point. Lowercase is the
+//! standard library's `char::to_lowercase` as runs, checked against it the same way.
 
 use alloc::vec::Vec;
 
 use crate::sort::sort;
 
 use super::ucd_tables::{
-    CATEGORY_RUNS, COMBINING_CLASS_RUNS, COMPOSE_KEYS, COMPOSE_SECONDS, COMPOSE_VALUES,
-    DECOMPOSE_KEYS, DECOMPOSE_POOL, DECOMPOSE_VALUES, EMOJI_RUNS,
+    CATEGORY_PLANES, CATEGORY_STARTS, CATEGORY_VALUES, COMBINING_CLASS_PLANES,
+    COMBINING_CLASS_STARTS, COMBINING_CLASS_VALUES, COMPOSE_KEYS, COMPOSE_SECONDS, COMPOSE_VALUES,
+    DECOMPOSE_PLANES, DECOMPOSE_POOL, DECOMPOSE_STARTS, DECOMPOSE_VALUES, EMOJI_PLANES,
+    EMOJI_STARTS, EMOJI_VALUES, LOWERCASE_DELTAS, LOWERCASE_RUNS,
 };
 
 /// The general categories the scan tells apart; every other one is `Other`.
@@ -44,31 +47,54 @@ const CATEGORIES: [Category; 6] = [
     Category::Unassigned,
 ];
 
-/// The value of the run holding `c` in `runs`, each run a start code point above
-/// `value_bits` bits of value, running to the next run's start.
-fn run_value(runs: &[u32], value_bits: u32, c: char) -> u32 {
-    let at = runs.partition_point(|&run| run >> value_bits <= c as u32);
-    at.checked_sub(1)
-        .map_or(0, |i| runs[i] & ((1 << value_bits) - 1))
+/// The value of the run holding `c`, runs kept by plane: those of plane `p` are
+/// `planes[p]..planes[p + 1]` of `starts` (the low 16 bits of each run's first code
+/// point, three bytes a run with its value where a whole code point and value took
+/// four) and `values`. Each plane's first run starts at its first code point, so no
+/// run is looked for in the plane before.
+fn run_value(planes: &[u16], starts: &[u16], values: &[u8], c: char) -> u8 {
+    let plane = (c as u32 >> 16) as usize;
+    let (Some(&from), Some(&to)) = (planes.get(plane), planes.get(plane + 1)) else {
+        return 0;
+    };
+    let (from, to) = (usize::from(from), usize::from(to));
+    let low = (c as u32 & 0xFFFF) as u16;
+    let at = starts[from..to].partition_point(|&start| start <= low);
+    at.checked_sub(1).map_or(0, |i| values[from + i])
 }
 
 /// The bytes these tables take.
 pub(super) fn table_bytes() -> usize {
-    let tables: [&[u32]; 8] = [
-        CATEGORY_RUNS,
-        COMBINING_CLASS_RUNS,
-        EMOJI_RUNS,
-        DECOMPOSE_KEYS,
-        DECOMPOSE_VALUES,
+    let tables: [&[u32]; 4] = [
         COMPOSE_SECONDS,
         COMPOSE_KEYS,
         COMPOSE_VALUES,
+        LOWERCASE_RUNS,
     ];
-    tables.iter().map(|t| size_of_val(*t)).sum::<usize>() + DECOMPOSE_POOL.len()
+    let plane_runs: [(&[u16], &[u16], &[u8]); 3] = [
+        (CATEGORY_PLANES, CATEGORY_STARTS, CATEGORY_VALUES),
+        (
+            COMBINING_CLASS_PLANES,
+            COMBINING_CLASS_STARTS,
+            COMBINING_CLASS_VALUES,
+        ),
+        (EMOJI_PLANES, EMOJI_STARTS, EMOJI_VALUES),
+    ];
+    tables.iter().map(|t| size_of_val(*t)).sum::<usize>()
+        + plane_runs
+            .iter()
+            .map(|(p, s, v)| size_of_val(*p) + size_of_val(*s) + size_of_val(*v))
+            .sum::<usize>()
+        + size_of_val(LOWERCASE_DELTAS)
+        + size_of_val(DECOMPOSE_PLANES)
+        + size_of_val(DECOMPOSE_STARTS)
+        + size_of_val(DECOMPOSE_VALUES)
+        + DECOMPOSE_POOL.len()
 }
 
 pub(crate) fn category(c: char) -> Category {
-    CATEGORIES[run_value(CATEGORY_RUNS, 3, c) as usize]
+    let value = run_value(CATEGORY_PLANES, CATEGORY_STARTS, CATEGORY_VALUES, c);
+    CATEGORIES[usize::from(value)]
 }
 
 pub fn is_format(c: char) -> bool {
@@ -80,21 +106,65 @@ pub(crate) fn is_mark(c: char) -> bool {
 }
 
 pub(crate) fn canonical_combining_class(c: char) -> u8 {
-    run_value(COMBINING_CLASS_RUNS, 8, c) as u8
+    run_value(
+        COMBINING_CLASS_PLANES,
+        COMBINING_CLASS_STARTS,
+        COMBINING_CLASS_VALUES,
+        c,
+    )
 }
 
 // An emoji run's value: bit 0 for `Emoji`, bit 1 for `Emoji` or `Emoji_Component`.
-const EMOJI: u32 = 1;
-const IN_EMOJI_SEQUENCES: u32 = 2;
+const EMOJI: u8 = 1;
+const IN_EMOJI_SEQUENCES: u8 = 2;
 
 /// The `Emoji` property.
 pub(crate) fn is_emoji(c: char) -> bool {
-    run_value(EMOJI_RUNS, 2, c) & EMOJI != 0
+    run_value(EMOJI_PLANES, EMOJI_STARTS, EMOJI_VALUES, c) & EMOJI != 0
 }
 
 /// `Emoji` or `Emoji_Component`: whether `c` occurs in emoji sequences.
 pub(crate) fn in_emoji_sequences(c: char) -> bool {
-    run_value(EMOJI_RUNS, 2, c) & IN_EMOJI_SEQUENCES != 0
+    run_value(EMOJI_PLANES, EMOJI_STARTS, EMOJI_VALUES, c) & IN_EMOJI_SEQUENCES != 0
+}
+
+/// The one character whose lowercase is two: `İ` is `i` and a combining dot above.
+const CAPITAL_I_WITH_DOT: char = '\u{130}';
+
+/// `char::to_lowercase`, from runs of the characters it maps rather than the standard
+/// library's table of every one (8 bytes a character, 11 KB in the component): each run
+/// is a start above 7 bits of its length less one and a bit for every other character
+/// (the Latin and Cyrillic pairs), with the distance to the lowercase of each in
+/// `LOWERCASE_DELTAS`. `lowercase_is_the_standard_librarys` checks every code point.
+pub(crate) fn to_lowercase(c: char) -> impl Iterator<Item = char> {
+    let (first, second) = if c.is_ascii() {
+        (c.to_ascii_lowercase(), None)
+    } else if c == CAPITAL_I_WITH_DOT {
+        ('i', Some('\u{307}'))
+    } else {
+        (lowercase_one(c), None)
+    };
+    core::iter::once(first).chain(second)
+}
+
+fn lowercase_one(c: char) -> char {
+    let code = c as u32;
+    let at = LOWERCASE_RUNS.partition_point(|&run| run >> 8 <= code);
+    let Some(i) = at.checked_sub(1) else {
+        return c;
+    };
+    let run = LOWERCASE_RUNS[i];
+    let (offset, every_other) = (code - (run >> 8), run & 1 != 0);
+    let len = (run >> 1 & 0x7F) + 1;
+    let index = if every_other {
+        offset.is_multiple_of(2).then_some(offset / 2)
+    } else {
+        Some(offset)
+    };
+    match index {
+        Some(index) if index < len => from_u32(code.wrapping_add_signed(LOWERCASE_DELTAS[i])),
+        _ => c,
+    }
 }
 
 // Hangul syllables decompose and compose by arithmetic, not by table (Unicode §3.12).
@@ -124,26 +194,39 @@ pub(crate) fn decompose(c: char, emit: &mut impl FnMut(char)) {
         }
         return;
     }
-    // A key is a run's first code point above 11 bits of its length less one; a value
-    // is either the first character of a run of consecutive ones, or (top bit set) where
-    // one decomposition of several characters lies in the pool.
-    let at = DECOMPOSE_KEYS.partition_point(|&key| key >> 11 <= code);
-    if let Some(i) = at.checked_sub(1) {
-        let (start, len) = (DECOMPOSE_KEYS[i] >> 11, (DECOMPOSE_KEYS[i] & 0x7FF) + 1);
-        if code - start < len {
-            let value = DECOMPOSE_VALUES[i];
-            if value & 1 << 31 == 0 {
-                emit(from_u32(value + (code - start)));
-            } else {
-                let from = ((value >> 8) & 0xFFFF) as usize;
-                let to = from + (value & 0xFF) as usize;
-                DECOMPOSE_POOL
-                    .get(from..to)
-                    .into_iter()
-                    .flat_map(str::chars)
-                    .for_each(emit);
+    // Runs of code points that decompose, by plane: the runs of plane `p` are
+    // `DECOMPOSE_PLANES[p]..DECOMPOSE_PLANES[p + 1]`, each start the low 16 bits of its
+    // first code point (half the bytes of a whole one, and no run crosses a plane). A
+    // value is three bytes, little-endian: either the first character of a run of
+    // consecutive ones (bits 0 to 17) with the run's length less one (bits 18 to 22), or
+    // (bit 23 set) where one decomposition of several characters lies in the pool (bits
+    // 6 to 21 its offset, 0 to 5 its length), for a run of one.
+    let plane = (code >> 16) as usize;
+    if let (Some(&from), Some(&to)) = (DECOMPOSE_PLANES.get(plane), DECOMPOSE_PLANES.get(plane + 1))
+    {
+        let (from, to) = (usize::from(from), usize::from(to));
+        let low = (code & 0xFFFF) as u16;
+        let at = DECOMPOSE_STARTS[from..to].partition_point(|&start| start <= low);
+        if let Some(i) = at.checked_sub(1).map(|i| from + i) {
+            let [low_byte, middle, high] = DECOMPOSE_VALUES[i];
+            let value = u32::from(low_byte) | u32::from(middle) << 8 | u32::from(high) << 16;
+            let pooled = value & 1 << 23 != 0;
+            let last = if pooled { 0 } else { (value >> 18) & 0x1F };
+            let offset = u32::from(low - DECOMPOSE_STARTS[i]);
+            if offset <= last {
+                if !pooled {
+                    emit(from_u32((value & 0x3_FFFF) + offset));
+                } else {
+                    let from = ((value >> 6) & 0xFFFF) as usize;
+                    let to = from + (value & 0x3F) as usize;
+                    DECOMPOSE_POOL
+                        .get(from..to)
+                        .into_iter()
+                        .flat_map(str::chars)
+                        .for_each(emit);
+                }
+                return;
             }
-            return;
         }
     }
     emit(c);
@@ -292,7 +375,8 @@ mod tests {
         (S_BASE..S_BASE + S_COUNT).contains(&(c as u32))
     }
 
-    /// Decomposition runs, values and the pool of longer decompositions.
+    /// Decomposition runs (`start << 11 | length - 1`), values and the pool of longer
+    /// decompositions.
     fn decompositions() -> (Vec<u32>, Vec<u32>, String) {
         let (mut keys, mut values, mut pool) = (Vec::new(), Vec::new(), String::new());
         // The run being built: first code point, length, first character.
@@ -372,10 +456,121 @@ mod tests {
         (seconds, keys, values)
     }
 
+    /// The runs of `decompositions` as `decompose` reads them: where each plane's runs
+    /// begin (and the last ends), the low 16 bits of each run's start, and each value in
+    /// 24 bits (a run of more than 32 split into runs of 32 and the rest).
+    fn decomposition_tables(keys: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let mut planes = std::vec![0];
+        let (mut starts, mut packed) = (Vec::new(), Vec::new());
+        for (&key, &value) in keys.iter().zip(values) {
+            let (start, len) = (key >> 11, (key & 0x7FF) + 1);
+            let plane = start >> 16;
+            assert_eq!((start + len - 1) >> 16, plane, "a run crosses a plane");
+            while planes.len() <= plane as usize + 1 {
+                planes.push(starts.len() as u32);
+            }
+            if value & 1 << 31 == 0 {
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(32);
+                    assert!(value + done + n <= 1 << 18);
+                    starts.push((start + done) & 0xFFFF);
+                    packed.push((n - 1) << 18 | (value + done));
+                    done += n;
+                }
+            } else {
+                let (offset, bytes) = ((value >> 8) & 0xFFFF, value & 0xFF);
+                assert!(len == 1 && bytes < 1 << 6);
+                starts.push(start & 0xFFFF);
+                packed.push(1 << 23 | offset << 6 | bytes);
+            }
+            *planes.last_mut().unwrap() = starts.len() as u32;
+        }
+        assert!(starts.len() < 1 << 16);
+        (planes, starts, packed)
+    }
+
+    /// The runs of characters whose lowercase (`char::to_lowercase`) is one other
+    /// character at the same distance, consecutive or every other one, as `start << 8 |
+    /// (length - 1) << 1 | every other`, and each run's distance.
+    fn lowercase_runs() -> (Vec<u32>, Vec<i32>) {
+        let mut runs: Vec<(u32, u32, bool, i32)> = Vec::new();
+        for c in all_chars().filter(|&c| c != CAPITAL_I_WITH_DOT) {
+            let lower: Vec<char> = c.to_lowercase().collect();
+            assert_eq!(lower.len(), 1, "{c:?}");
+            let code = c as u32;
+            let delta = lower[0] as i32 - code as i32;
+            if delta == 0 {
+                continue;
+            }
+            if let Some((start, len, every_other, d)) = runs.last_mut()
+                && *d == delta
+                && *len < 0x80
+            {
+                let step = if *every_other { 2 } else { 1 };
+                if *start + *len * step == code {
+                    *len += 1;
+                    continue;
+                }
+                if *len == 1 && *start + 2 == code {
+                    (*len, *every_other) = (2, true);
+                    continue;
+                }
+            }
+            runs.push((code, 1, false, delta));
+        }
+        runs.iter()
+            .map(|&(start, len, every_other, delta)| {
+                (start << 8 | (len - 1) << 1 | u32::from(every_other), delta)
+            })
+            .unzip()
+    }
+
+    /// `runs` (as `runs` makes them) as `run_value` reads them, the tables `{name}_PLANES`,
+    /// `{name}_STARTS` and `{name}_VALUES`: by plane, each plane opening with a run at its
+    /// first code point.
+    fn plane_tables(out: &mut String, bytes: &mut usize, name: &str, bits: u32, runs: &[u32]) {
+        let value_at = |code: u32| {
+            let at = runs.partition_point(|&run| run >> bits <= code);
+            runs[at - 1] & ((1 << bits) - 1)
+        };
+        let (mut planes, mut starts, mut values) = (Vec::new(), Vec::new(), Vec::new());
+        for plane in 0..=0x10 {
+            let base = plane << 16;
+            planes.push(starts.len() as u32);
+            starts.push(0);
+            values.push(value_at(base));
+            for &run in runs {
+                let start = run >> bits;
+                if start > base && start < base + 0x10000 {
+                    starts.push(start & 0xFFFF);
+                    values.push(run & ((1 << bits) - 1));
+                }
+            }
+        }
+        planes.push(starts.len() as u32);
+        typed_table(out, bytes, &format!("{name}_PLANES"), "u16", 2, &planes);
+        typed_table(out, bytes, &format!("{name}_STARTS"), "u16", 2, &starts);
+        typed_table(out, bytes, &format!("{name}_VALUES"), "u8", 1, &values);
+    }
+
     /// `values` as the table `name` onto `out`, and its bytes onto `bytes`.
     fn table(out: &mut String, bytes: &mut usize, name: &str, values: &[u32]) {
-        *bytes += size_of_val(values);
-        writeln!(out, "pub(super) const {name}: &[u32] = &[").unwrap();
+        typed_table(out, bytes, name, "u32", 4, values);
+    }
+
+    /// `values` as a table of `ty`, `size` bytes each.
+    fn typed_table(
+        out: &mut String,
+        bytes: &mut usize,
+        name: &str,
+        ty: &str,
+        size: usize,
+        values: &[u32],
+    ) {
+        assert!(values.iter().all(|&v| u64::from(v) < 1 << (size * 8)));
+        *bytes += size * values.len();
+        writeln!(out, "pub(super) const {name}: &[{ty}] = &[").unwrap();
         for line in values.chunks(10) {
             let line: Vec<String> = line.iter().map(|v| format!("0x{v:X}")).collect();
             writeln!(out, "    {},", line.join(", ")).unwrap();
@@ -388,20 +583,36 @@ mod tests {
         let mut bytes = 0;
         let mut out = String::from(
             "//! Generated by `ucd.rs`'s `tables_are_the_crates` from the `unicode-normalization`\n\
-             //! and `unicode-properties` crates (`METIS_WRITE_UCD=1` rewrites it): do not edit.\n\n",
+             //! and `unicode-properties` crates and the standard library's `char::to_lowercase`\n\
+             //! (`METIS_WRITE_UCD=1` rewrites it): do not edit.\n\n",
         );
         let category = runs(3, |c| crate_category(c) as u32);
-        table(&mut out, &mut bytes, "CATEGORY_RUNS", &category);
+        plane_tables(&mut out, &mut bytes, "CATEGORY", 3, &category);
         let classes = runs(8, |c| u32::from(crate_char::canonical_combining_class(c)));
-        table(&mut out, &mut bytes, "COMBINING_CLASS_RUNS", &classes);
+        plane_tables(&mut out, &mut bytes, "COMBINING_CLASS", 8, &classes);
         let emoji = runs(2, |c| {
-            u32::from(c.is_emoji_char()) * EMOJI
-                + u32::from(c.is_emoji_char_or_emoji_component()) * IN_EMOJI_SEQUENCES
+            u32::from(c.is_emoji_char()) * u32::from(EMOJI)
+                + u32::from(c.is_emoji_char_or_emoji_component()) * u32::from(IN_EMOJI_SEQUENCES)
         });
-        table(&mut out, &mut bytes, "EMOJI_RUNS", &emoji);
+        plane_tables(&mut out, &mut bytes, "EMOJI", 2, &emoji);
         let (keys, values, pool) = decompositions();
-        table(&mut out, &mut bytes, "DECOMPOSE_KEYS", &keys);
-        table(&mut out, &mut bytes, "DECOMPOSE_VALUES", &values);
+        let (planes, starts, values) = decomposition_tables(&keys, &values);
+        typed_table(&mut out, &mut bytes, "DECOMPOSE_PLANES", "u16", 2, &planes);
+        typed_table(&mut out, &mut bytes, "DECOMPOSE_STARTS", "u16", 2, &starts);
+        bytes += 3 * values.len();
+        writeln!(out, "pub(super) const DECOMPOSE_VALUES: &[[u8; 3]] = &[").unwrap();
+        for line in values.chunks(6) {
+            let line: Vec<String> = line
+                .iter()
+                .map(|v| {
+                    assert!(*v < 1 << 24);
+                    let [a, b, c, _] = v.to_le_bytes();
+                    format!("[0x{a:02X}, 0x{b:02X}, 0x{c:02X}]")
+                })
+                .collect();
+            writeln!(out, "    {},", line.join(", ")).unwrap();
+        }
+        writeln!(out, "];").unwrap();
         writeln!(
             out,
             "pub(super) const DECOMPOSE_POOL: &str = \"{}\";",
@@ -413,6 +624,15 @@ mod tests {
         table(&mut out, &mut bytes, "COMPOSE_SECONDS", &seconds);
         table(&mut out, &mut bytes, "COMPOSE_KEYS", &keys);
         table(&mut out, &mut bytes, "COMPOSE_VALUES", &values);
+        let (runs, deltas) = lowercase_runs();
+        table(&mut out, &mut bytes, "LOWERCASE_RUNS", &runs);
+        bytes += size_of_val(deltas.as_slice());
+        writeln!(out, "pub(super) const LOWERCASE_DELTAS: &[i32] = &[").unwrap();
+        for line in deltas.chunks(10) {
+            let line: Vec<String> = line.iter().map(i32::to_string).collect();
+            writeln!(out, "    {},", line.join(", ")).unwrap();
+        }
+        writeln!(out, "];").unwrap();
         (out, bytes)
     }
 
@@ -430,6 +650,15 @@ mod tests {
         );
         // What the component's size budget counts: every table, the pool's text included.
         assert_eq!(table_bytes(), bytes);
+    }
+
+    #[test]
+    fn lowercase_is_the_standard_librarys() {
+        for c in all_chars() {
+            let mine: Vec<char> = to_lowercase(c).collect();
+            let want: Vec<char> = c.to_lowercase().collect();
+            assert_eq!(mine, want, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

@@ -779,7 +779,7 @@ pub(super) fn ascii_prototype(c: char) -> Option<char> {
             return Some(char::from(table[i].1));
         }
     }
-    let mut lower = c.to_lowercase();
+    let mut lower = crate::ucd::to_lowercase(c);
     match (lower.next(), lower.next()) {
         (Some(l), None) if l != c => ascii_prototype(l),
         _ => None,
