@@ -54,6 +54,7 @@ fn main() {
     let built = target_dir.join("wasm32-wasip2/wasm/metis_memory_guest.wasm");
     let wasm =
         std::fs::read(&built).unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
+    let wasm = without_component_names(&wasm);
     std::fs::write(out_dir.join("metis_memory.wasm"), &wasm)
         .unwrap_or_else(|e| panic!("cannot write the component: {e}"));
     // The key of the compiled-component cache (host/src/cache/), so that a process
@@ -61,6 +62,46 @@ fn main() {
     let digest = sha2::Sha256::digest(&wasm);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     println!("cargo:rustc-env=METIS_COMPONENT_SHA256={hex}");
+}
+
+/// The component without its top-level `component-name` section: the names of its inner
+/// instances and functions, which the profile's `strip` leaves (it strips the core
+/// module) and nothing reads but a trap's backtrace, about 7 KB. Every other section is
+/// kept byte for byte.
+fn without_component_names(wasm: &[u8]) -> Vec<u8> {
+    const HEADER: usize = 8;
+    const CUSTOM: u8 = 0;
+    let leb = |at: &mut usize| -> usize {
+        let (mut value, mut shift) = (0usize, 0);
+        loop {
+            let byte = wasm[*at];
+            *at += 1;
+            value |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte < 0x80 {
+                return value;
+            }
+        }
+    };
+    let mut kept = wasm[..HEADER].to_vec();
+    let mut at = HEADER;
+    while at < wasm.len() {
+        let start = at;
+        let id = wasm[at];
+        at += 1;
+        let size = leb(&mut at);
+        let end = at + size;
+        let named = |name: &[u8]| {
+            let mut name_at = at;
+            let len = leb(&mut name_at);
+            wasm.get(name_at..name_at + len) == Some(name)
+        };
+        if !(id == CUSTOM && named(b"component-name")) {
+            kept.extend_from_slice(&wasm[start..end]);
+        }
+        at = end;
+    }
+    kept
 }
 
 /// The release's one version is the WIT package's (`wit/world.wit`): the CLI and the MCP

@@ -8,13 +8,13 @@
 
 /// What CI allows the whole component: today's size, so nothing grows unnoticed, on its
 /// way down to 400 KB and then [`TARGET`].
-pub const TOTAL_BUDGET: usize = 530_000;
+pub const TOTAL_BUDGET: usize = 450_000;
 
 /// Where the budgets are headed.
 pub const TARGET: usize = 200_000;
 
 /// What CI allows each part, in the order [`parts`] lists them.
-const BUDGETS: [usize; 5] = [300_000, 75_000, 125_000, 5_000, 28_000];
+const BUDGETS: [usize; 5] = [270_000, 57_000, 100_000, 5_000, 21_000];
 
 fn leb(bytes: &[u8], at: &mut usize) -> usize {
     let (mut value, mut shift) = (0usize, 0);
@@ -67,7 +67,7 @@ pub fn parts(component: &[u8]) -> Vec<(&'static str, usize, usize)> {
     let sizes = [
         ("guest code (the core module's code section)", code),
         (
-            "guest data: the scan's Unicode tables (NFKC, properties, look-alikes)",
+            "guest data: the scan's Unicode tables (NFKC, properties, lowercase, look-alikes)",
             unicode,
         ),
         (
