@@ -13,6 +13,9 @@ pub const TOTAL_BUDGET: usize = 450_000;
 /// Where the budgets are headed.
 pub const TARGET: usize = 200_000;
 
+/// What this release promises the whole component.
+pub const RELEASE_TARGET: usize = 400_000;
+
 /// What CI allows each part, in the order [`parts`] lists them.
 const BUDGETS: [usize; 5] = [270_000, 57_000, 100_000, 5_000, 21_000];
 
