@@ -105,29 +105,15 @@ impl StoreError {
 
     /// The component's text for it, as an agent or a person should see it.
     pub fn message(&self) -> &str {
-        match self {
-            StoreError::EmptyEntry(e)
-            | StoreError::NothingToReplace(e)
-            | StoreError::NotFound(e)
-            | StoreError::NotARegularFile(e)
-            | StoreError::Busy(e)
-            | StoreError::Io(e)
-            | StoreError::ReadOnly(e)
-            | StoreError::FileTooLarge(e)
-            | StoreError::InsufficientSpace(e) => &e.message,
-            StoreError::HardCapExceeded(e) => &e.message,
-            StoreError::NotUnique(e) => &e.message,
-            StoreError::InvalidUtf8(e) => &e.message,
-            StoreError::Changed(e) => &e.message,
-            StoreError::Flagged(e) => &e.message,
-            StoreError::Poisoned(e) => &e.message,
-            StoreError::Unsynced(e) => &e.message,
-            StoreError::TooLarge(e) => &e.message,
-        }
+        self.about().1
     }
 
     /// The file it is about.
     pub fn file(&self) -> MemoryFile {
+        self.about().0
+    }
+
+    fn about(&self) -> (MemoryFile, &str) {
         match self {
             StoreError::EmptyEntry(e)
             | StoreError::NothingToReplace(e)
@@ -137,15 +123,15 @@ impl StoreError {
             | StoreError::Io(e)
             | StoreError::ReadOnly(e)
             | StoreError::FileTooLarge(e)
-            | StoreError::InsufficientSpace(e) => e.file,
-            StoreError::HardCapExceeded(e) => e.file,
-            StoreError::NotUnique(e) => e.file,
-            StoreError::InvalidUtf8(e) => e.file,
-            StoreError::Changed(e) => e.file,
-            StoreError::Flagged(e) => e.file,
-            StoreError::Poisoned(e) => e.file,
-            StoreError::Unsynced(e) => e.result.file,
-            StoreError::TooLarge(e) => e.file,
+            | StoreError::InsufficientSpace(e) => (e.file, &e.message),
+            StoreError::HardCapExceeded(e) => (e.file, &e.message),
+            StoreError::NotUnique(e) => (e.file, &e.message),
+            StoreError::InvalidUtf8(e) => (e.file, &e.message),
+            StoreError::Changed(e) => (e.file, &e.message),
+            StoreError::Flagged(e) => (e.file, &e.message),
+            StoreError::Poisoned(e) => (e.file, &e.message),
+            StoreError::Unsynced(e) => (e.result.file, &e.message),
+            StoreError::TooLarge(e) => (e.file, &e.message),
         }
     }
 }

@@ -10,9 +10,7 @@ keys, and prints the per-call times in microseconds as JSON. Usage: hermes.py DI
 import json
 import os
 import sys
-import time
 from pathlib import Path
-from typing import Callable
 
 workspace, calls = Path(sys.argv[1]), int(sys.argv[2])
 # Hermes resolves its memory directory from HERMES_HOME on every call, and creates its
@@ -22,21 +20,9 @@ os.environ["HERMES_HOME"] = str(workspace)
 
 from tools import memory_tool  # noqa: E402
 
-BASE = "".join(f"- remembered fact {i} about the build\n" for i in range(40))
+from samples import BASE, timed  # noqa: E402
+
 TOOL_ADD = '{"action":"add","target":"memory","content":"- deploys go through scripts/deploy"}'
-
-
-def timed(call: Callable[[int], object], between: Callable[[int], object] = lambda i: None) -> list[float]:
-    for i in range(20):
-        call(i)
-        between(i)
-    out = []
-    for i in range(calls):
-        started = time.perf_counter()
-        call(i)
-        out.append((time.perf_counter() - started) * 1e6)
-        between(i)
-    return out
 
 
 def write_synced(path: Path, content: str) -> None:
@@ -88,6 +74,6 @@ assert result.get("message") == "Entry added.", result
 reset(0)
 
 print(json.dumps({
-    "read": timed(lambda i: store._read_file(store._path_for("memory"))),
-    "tool": timed(tool_add, reset),
+    "read": timed(calls, lambda i: store._read_file(store._path_for("memory"))),
+    "tool": timed(calls, tool_add, reset),
 }))

@@ -4,40 +4,27 @@ and arguments as the Rust bench. Usage: python_host.py WORKSPACE CALLS"""
 
 import json
 import sys
-import time
 
 import metis_memory
+
+from samples import BASE, timed
 
 workspace, calls = sys.argv[1], int(sys.argv[2])
 store = metis_memory.MemoryStore(workspace)
 M = "MEMORY.md"
-BASE = "".join(f"- remembered fact {i} about the build\n" for i in range(40))
 TOOL_ADD = '{"file":"MEMORY.md","entry":"- deploys go through scripts/deploy"}'
 TOOL_REFUSED = '{"file":"NOTES.md","entry":"x"}'
-
-
-def timed(call, between=lambda i: None):
-    for i in range(20):
-        call(i)
-        between(i)
-    out = []
-    for i in range(calls):
-        started = time.perf_counter()
-        call(i)
-        out.append((time.perf_counter() - started) * 1e6)
-        between(i)
-    return out
 
 
 store.consolidate(M, BASE)
 store.consolidate("USER.md", "- prefers tea\n")
 reset = lambda i: store.consolidate(M, BASE)
 print(json.dumps({
-    "read": timed(lambda i: store.read(M)),
-    "assemble": timed(lambda i: store.assemble_system_prompt("You are helpful.")),
-    "add": timed(lambda i: store.add_entry(M, "- one more fact"), reset),
-    "replace": timed(lambda i: store.replace(M, *(("fact 7 ", "fact 7x ") if i % 2 == 0 else ("fact 7x ", "fact 7 ")))),
-    "consolidate": timed(lambda i: store.consolidate(M, BASE if i % 2 else BASE + "- x\n")),
-    "tool": timed(lambda i: store.call_tool("memory_add", TOOL_ADD), reset),
-    "refused": timed(lambda i: store.call_tool("memory_add", TOOL_REFUSED)),
+    "read": timed(calls, lambda i: store.read(M)),
+    "assemble": timed(calls, lambda i: store.assemble_system_prompt("You are helpful.")),
+    "add": timed(calls, lambda i: store.add_entry(M, "- one more fact"), reset),
+    "replace": timed(calls, lambda i: store.replace(M, *(("fact 7 ", "fact 7x ") if i % 2 == 0 else ("fact 7x ", "fact 7 ")))),
+    "consolidate": timed(calls, lambda i: store.consolidate(M, BASE if i % 2 else BASE + "- x\n")),
+    "tool": timed(calls, lambda i: store.call_tool("memory_add", TOOL_ADD), reset),
+    "refused": timed(calls, lambda i: store.call_tool("memory_add", TOOL_REFUSED)),
 }))

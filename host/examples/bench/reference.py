@@ -5,7 +5,8 @@ the per-call times in microseconds as JSON. Usage: reference.py STORE_PY WORKSPA
 import importlib.util
 import json
 import sys
-import time
+
+from samples import BASE, timed
 
 store_py, workspace, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spec = importlib.util.spec_from_file_location("reference_store", store_py)
@@ -14,29 +15,15 @@ sys.modules["reference_store"] = module
 spec.loader.exec_module(module)
 store = module.MemoryStore(workspace)
 M = module.MemoryFile.MEMORY
-BASE = "".join(f"- remembered fact {i} about the build\n" for i in range(40))
-
-
-def timed(call, between=lambda i: None):
-    for i in range(20):
-        call(i)
-        between(i)
-    out = []
-    for i in range(calls):
-        started = time.perf_counter()
-        call(i)
-        out.append((time.perf_counter() - started) * 1e6)
-        between(i)
-    return out
 
 
 store.consolidate(M, BASE)
 store.consolidate(module.MemoryFile.USER, "- prefers tea\n")
 reset = lambda i: store.consolidate(M, BASE)
 print(json.dumps({
-    "read": timed(lambda i: store.read(M)),
-    "add": timed(lambda i: store.add_entry(M, "- one more fact"), reset),
-    "replace": timed(lambda i: store.replace(M, *(("fact 7 ", "fact 7x ") if i % 2 == 0 else ("fact 7x ", "fact 7 ")))),
-    "consolidate": timed(lambda i: store.consolidate(M, BASE if i % 2 else BASE + "- x\n")),
-    "assemble": timed(lambda i: store.assemble_system_prompt("You are helpful.")),
+    "read": timed(calls, lambda i: store.read(M)),
+    "add": timed(calls, lambda i: store.add_entry(M, "- one more fact"), reset),
+    "replace": timed(calls, lambda i: store.replace(M, *(("fact 7 ", "fact 7x ") if i % 2 == 0 else ("fact 7x ", "fact 7 ")))),
+    "consolidate": timed(calls, lambda i: store.consolidate(M, BASE if i % 2 else BASE + "- x\n")),
+    "assemble": timed(calls, lambda i: store.assemble_system_prompt("You are helpful.")),
 }))
