@@ -554,7 +554,7 @@ fn print_report(
 
     println!("## Python and Node\n");
     println!(
-        "The same calls through the Python package (wasmtime-py, from the wheel) and the Node package (jco, from the npm tarball), each in one process and used as the Rust library is: reads on the instance a workspace keeps, writes on a fresh one; `–` where `scripts/bench` could not install them.\n"
+        "The same calls through the Python package (wasmtime-py, the newest the wheel allows, from the wheel) and the Node package (jco, from the npm tarball), each in one process and used as the Rust library is: reads on the instance a workspace keeps, writes on a fresh one; `–` where `scripts/bench` could not install them.\n"
     );
     println!(
         "| operation | Rust library | Python package | Node package | Python / Rust | Node / Rust |"
