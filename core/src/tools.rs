@@ -3,13 +3,12 @@
 
 use alloc::borrow::ToOwned;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
 use crate::{Edit, MemoryFile, WriteResult};
 
@@ -163,7 +162,12 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
                 }
                 strings.push(text);
             }
-            (Some((_, Json::Other(kind))), None) => {
+            (Some((_, other)), None) => {
+                // A property's value is never read as `Object` (see `Json`).
+                let kind = match other {
+                    Json::Other(kind) => kind,
+                    _ => "object",
+                };
                 problems.push(format!("{} must be a string, got {kind}", quoted(property)))
             }
         }
@@ -265,13 +269,21 @@ pub fn events(operation: Operation, result: &WriteResult) -> Vec<MemoryEvent> {
 }
 
 /// `text` as a JSON string for a message, cut short if long: error messages go to the
-/// model and must stay small whatever the input.
+/// model and must stay small whatever the input. The string is serialized as itself, not
+/// as a `serde_json::Value`, whose serializer (numbers, floats, maps) the component would
+/// otherwise carry for this alone: the same bytes either way.
 fn quoted(text: &str) -> String {
     const MAX_CHARS: usize = 64;
-    match text.char_indices().nth(MAX_CHARS) {
-        None => Value::from(text).to_string(),
-        Some((cut, _)) => format!("{}…", Value::from(&text[..cut])),
+    let (shown, cut) = match text.char_indices().nth(MAX_CHARS) {
+        None => (text, false),
+        Some((at, _)) => (&text[..at], true),
+    };
+    // Serializing a string cannot fail (no I/O, no map keys).
+    let mut quoted = serde_json::to_string(shown).unwrap_or_default();
+    if cut {
+        quoted.push('…');
     }
+    quoted
 }
 
 /// A tool input as validation sees it: an object's members in input order (duplicates
@@ -281,90 +293,83 @@ enum Input {
     Other(&'static str),
 }
 
-/// A property's value: a string, or the kind of JSON value it is instead.
+/// A property's value: a string, or the kind of JSON value it is instead. `Object` is
+/// only ever the input itself (`Input`): a property's object is skipped as `Other`.
 enum Json {
     String(String),
+    Object(Vec<(String, Json)>),
     Other(&'static str),
 }
 
-/// Turns any JSON value into `T`'s verdict on its kind, skipping nested contents.
-macro_rules! kind_visitor {
-    ($visitor:ident, $out:ty, $string:expr, $object:expr, $other:expr) => {
-        struct $visitor;
-        impl<'de> Visitor<'de> for $visitor {
-            type Value = $out;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<$out, E> {
-                Ok($other("boolean"))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<$out, E> {
-                Ok($other("number"))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<$out, E> {
-                Ok($other("number"))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<$out, E> {
-                Ok($other("number"))
-            }
-            fn visit_unit<E>(self) -> Result<$out, E> {
-                Ok($other("null"))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<$out, E> {
-                Ok($string(text))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<$out, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok($other("array"))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$out, A::Error> {
-                $object(map)
-            }
-        }
-    };
+/// Turns any JSON value into its verdict on its kind, skipping nested contents, except
+/// that with `members` an object's members are kept (the input itself). One visitor for
+/// the input and its properties, so the component carries one copy of serde_json's
+/// `deserialize_any` rather than one per visitor.
+struct KindVisitor {
+    members: bool,
 }
 
-kind_visitor!(
-    InputVisitor,
-    Input,
-    |_: &str| Input::Other("string"),
-    |mut map: A| {
+impl<'de> Visitor<'de> for KindVisitor {
+    type Value = Json;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Json, E> {
+        Ok(Json::Other("boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Json, E> {
+        Ok(Json::Other("number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Json, E> {
+        Ok(Json::Other("number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Json, E> {
+        Ok(Json::Other("number"))
+    }
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Other("null"))
+    }
+    fn visit_str<E>(self, text: &str) -> Result<Json, E> {
+        Ok(Json::String(text.to_owned()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Json::Other("array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        if !self.members {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(Json::Other("object"));
+        }
         let mut members = Vec::new();
         while let Some(member) = map.next_entry::<String, Json>()? {
             members.push(member);
         }
-        Ok(Input::Object(members))
-    },
-    Input::Other
-);
-
-kind_visitor!(
-    JsonVisitor,
-    Json,
-    |text: &str| Json::String(text.to_owned()),
-    |mut map: A| {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Json::Other("object"))
-    },
-    Json::Other
-);
+        Ok(Json::Object(members))
+    }
+}
 
 impl<'de> Deserialize<'de> for Input {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(InputVisitor)
+        let value = deserializer.deserialize_any(KindVisitor { members: true })?;
+        Ok(match value {
+            Json::Object(members) => Input::Object(members),
+            Json::String(_) => Input::Other("string"),
+            Json::Other(kind) => Input::Other(kind),
+        })
     }
 }
 
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+        deserializer.deserialize_any(KindVisitor { members: false })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use std::format;
     use std::prelude::rust_2024::*;
 

@@ -770,13 +770,13 @@ pub(super) fn ascii_prototype(c: char) -> Option<char> {
         return None;
     }
     for table in [
-        ASCII_PROTOTYPES,
-        SMALL_CAPITALS,
-        SMALL_CAPITAL_LOOK_ALIKES,
-        CAPITAL_PROTOTYPES,
+        &PACKED_ASCII_PROTOTYPES[..],
+        &PACKED_SMALL_CAPITALS,
+        &PACKED_SMALL_CAPITAL_LOOK_ALIKES,
+        &PACKED_CAPITAL_PROTOTYPES,
     ] {
-        if let Ok(i) = table.binary_search_by_key(&c, |&(from, _)| from) {
-            return Some(char::from(table[i].1));
+        if let Some(letter) = packed_lookup(table, c) {
+            return Some(letter);
         }
     }
     let mut lower = crate::ucd::to_lowercase(c);
@@ -826,10 +826,35 @@ pub(super) fn stroked_latin(c: char) -> Option<char> {
     if c < '\u{F8}' {
         return None;
     }
-    let i = STROKED_LATIN
-        .binary_search_by_key(&c, |&(from, _)| from)
+    packed_lookup(&PACKED_STROKED_LATIN, c)
+}
+
+/// The look-alike tables as the component carries them: each pair in 4 bytes (the code
+/// point, at most 21 bits, over the ASCII byte) instead of a `(char, u8)`'s 8, still
+/// sorted by character. The pairs above stay the source, which the tests check.
+const PACKED_ASCII_PROTOTYPES: [u32; ASCII_PROTOTYPES.len()] = pack(ASCII_PROTOTYPES);
+const PACKED_SMALL_CAPITALS: [u32; SMALL_CAPITALS.len()] = pack(SMALL_CAPITALS);
+const PACKED_SMALL_CAPITAL_LOOK_ALIKES: [u32; SMALL_CAPITAL_LOOK_ALIKES.len()] =
+    pack(SMALL_CAPITAL_LOOK_ALIKES);
+const PACKED_CAPITAL_PROTOTYPES: [u32; CAPITAL_PROTOTYPES.len()] = pack(CAPITAL_PROTOTYPES);
+const PACKED_STROKED_LATIN: [u32; STROKED_LATIN.len()] = pack(STROKED_LATIN);
+
+const fn pack<const N: usize>(table: &[(char, u8)]) -> [u32; N] {
+    let mut packed = [0; N];
+    let mut i = 0;
+    while i < N {
+        packed[i] = (table[i].0 as u32) << 8 | table[i].1 as u32;
+        i += 1;
+    }
+    packed
+}
+
+/// The ASCII byte paired with `c` in a packed table.
+fn packed_lookup(table: &[u32], c: char) -> Option<char> {
+    let i = table
+        .binary_search_by_key(&(c as u32), |&pair| pair >> 8)
         .ok()?;
-    Some(char::from(STROKED_LATIN[i].1))
+    Some(char::from(table[i] as u8))
 }
 
 /// Whether a combining mark on `base` is only an accent to the scan: on a Latin or Greek
@@ -933,11 +958,11 @@ pub(super) fn table_bytes() -> usize {
     .iter()
     .map(|t| size_of_val(*t))
     .sum::<usize>()
-        + size_of_val(ASCII_PROTOTYPES)
-        + size_of_val(SMALL_CAPITALS)
-        + size_of_val(SMALL_CAPITAL_LOOK_ALIKES)
-        + size_of_val(CAPITAL_PROTOTYPES)
-        + size_of_val(STROKED_LATIN)
+        + size_of_val(&PACKED_ASCII_PROTOTYPES)
+        + size_of_val(&PACKED_SMALL_CAPITALS)
+        + size_of_val(&PACKED_SMALL_CAPITAL_LOOK_ALIKES)
+        + size_of_val(&PACKED_CAPITAL_PROTOTYPES)
+        + size_of_val(&PACKED_STROKED_LATIN)
 }
 
 #[cfg(test)]
@@ -1164,6 +1189,7 @@ mod tests {
             RIGHT_TO_LEFT,
             IDEOGRAPHS,
         ];
+        // The look-alike pairs as carried: packed, 4 bytes each.
         let prototypes = [
             ASCII_PROTOTYPES,
             SMALL_CAPITALS,
@@ -1174,8 +1200,25 @@ mod tests {
         let want = ranges
             .iter()
             .map(|t| size_of_val(*t))
-            .chain(prototypes.iter().map(|t| size_of_val(*t)))
+            .chain(prototypes.iter().map(|t| t.len() * size_of::<u32>()))
             .sum::<usize>();
         assert_eq!(table_bytes(), want);
+    }
+
+    #[test]
+    fn the_packed_look_alike_tables_are_their_pairs() {
+        for (packed, pairs) in [
+            (&PACKED_ASCII_PROTOTYPES[..], ASCII_PROTOTYPES),
+            (&PACKED_SMALL_CAPITALS, SMALL_CAPITALS),
+            (&PACKED_SMALL_CAPITAL_LOOK_ALIKES, SMALL_CAPITAL_LOOK_ALIKES),
+            (&PACKED_CAPITAL_PROTOTYPES, CAPITAL_PROTOTYPES),
+            (&PACKED_STROKED_LATIN, STROKED_LATIN),
+        ] {
+            let unpacked: Vec<(char, u8)> = packed
+                .iter()
+                .map(|&pair| (char::from_u32(pair >> 8).unwrap(), pair as u8))
+                .collect();
+            assert_eq!(unpacked, pairs);
+        }
     }
 }
