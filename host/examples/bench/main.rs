@@ -332,41 +332,63 @@ fn main() {
             .write(M, Edit::Consolidate { content: &base })
             .unwrap();
     };
+    // The durable writes' ratios are read off calls made in turn, one by one (the floor,
+    // the floor with the lock, the library): a disk's sync latency drifts over a run, and
+    // blocks timed a minute apart would compare the drift, not the writes.
     let add = Edit::Add {
         entry: "- one more fact",
     };
-    rows[2].locked_floor = Some(Samples::take(
+    let replace = |i| {
+        let (old, new) = replace_args(i);
+        Edit::Replace { old, new }
+    };
+    let [f, l, lib] = Samples::interleaved(
         w,
         n,
-        |_| drop(locked.write(M, add).unwrap()),
-        locked_reset,
-    ));
-    rows[3].locked_floor = Some(Samples::take(
+        [
+            (&|_| drop(floor.write(M, add).unwrap()), &floor_reset),
+            (&|_| drop(locked.write(M, add).unwrap()), &locked_reset),
+            (
+                &|_| drop(ws.add_entry(M, "- one more fact").unwrap()),
+                &lib_reset,
+            ),
+        ],
+    );
+    (rows[2].floor, rows[2].locked_floor, rows[2].library) = (f, Some(l), lib);
+    let [f, l, lib] = Samples::interleaved(
         w,
         n,
-        |i| {
-            let (old, new) = replace_args(i);
-            locked.write(M, Edit::Replace { old, new }).unwrap();
-        },
-        none,
-    ));
-    rows[4].locked_floor = Some(Samples::take(
+        [
+            (&|i| drop(floor.write(M, replace(i)).unwrap()), &none),
+            (&|i| drop(locked.write(M, replace(i)).unwrap()), &none),
+            (
+                &|i| {
+                    let (old, new) = replace_args(i);
+                    drop(ws.replace(M, old, new).unwrap())
+                },
+                &none,
+            ),
+        ],
+    );
+    (rows[3].floor, rows[3].locked_floor, rows[3].library) = (f, Some(l), lib);
+    let consolidate = |floor: &Floor, i| {
+        let content = alternate(i);
+        drop(
+            floor
+                .write(M, Edit::Consolidate { content: &content })
+                .unwrap(),
+        )
+    };
+    let [f, l, lib] = Samples::interleaved(
         w,
         n,
-        |i| {
-            drop(
-                locked
-                    .write(
-                        M,
-                        Edit::Consolidate {
-                            content: &alternate(i),
-                        },
-                    )
-                    .unwrap(),
-            )
-        },
-        none,
-    ));
+        [
+            (&|i| consolidate(&floor, i), &none),
+            (&|i| consolidate(&locked, i), &none),
+            (&|i| drop(ws.consolidate(M, &alternate(i)).unwrap()), &none),
+        ],
+    );
+    (rows[4].floor, rows[4].locked_floor, rows[4].library) = (f, Some(l), lib);
     let instantiation = Samples::take(
         w,
         n,
@@ -448,10 +470,13 @@ fn met_within(time: Duration, target: Duration) -> String {
 
 /// `met`, or by how many times a figure misses its target.
 fn met_by(ratio: f64, target: f64) -> String {
+    let over = ratio / target;
     if ratio <= target {
         "met".into()
+    } else if over < 1.1 {
+        format!("**not met** by {:.1}%", (over - 1.0) * 100.0)
     } else {
-        format!("**not met** by {:.2}×", ratio / target)
+        format!("**not met** by {over:.2}×")
     }
 }
 

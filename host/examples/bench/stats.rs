@@ -3,6 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+/// One variant of [`Samples::interleaved`]: the call, given its index, and what runs
+/// untimed after it.
+pub type Variant<'a> = (&'a dyn Fn(u32), &'a dyn Fn(u32));
+
 /// The times of one operation's calls.
 #[derive(Clone, Debug)]
 pub struct Samples(Vec<Duration>);
@@ -29,6 +33,35 @@ impl Samples {
         }
         times.sort();
         Samples(times)
+    }
+
+    /// [`take`](Self::take) for several variants called in turn, one call each, so that a
+    /// drift in the machine over the run (a disk's sync latency) falls on all alike.
+    pub fn interleaved<const N: usize>(
+        warm_up: u32,
+        calls: u32,
+        variants: [Variant<'_>; N],
+    ) -> [Samples; N] {
+        for i in 0..warm_up {
+            for (call, between) in &variants {
+                call(i);
+                between(i);
+            }
+        }
+        let mut times: [Vec<Duration>; N] =
+            std::array::from_fn(|_| Vec::with_capacity(calls as usize));
+        for i in 0..calls {
+            for ((call, between), times) in variants.iter().zip(&mut times) {
+                let started = Instant::now();
+                call(i);
+                times.push(started.elapsed());
+                between(i);
+            }
+        }
+        times.map(|mut times| {
+            times.sort();
+            Samples(times)
+        })
     }
 
     pub fn from_micros(mut micros: Vec<f64>) -> Samples {
