@@ -160,32 +160,81 @@ fn main() {
         python: None,
         node: None,
     });
+    let alternate = |i: u32| {
+        if i.is_multiple_of(2) {
+            format!("{base}- x\n")
+        } else {
+            base.clone()
+        }
+    };
+    let locked = Floor::with_lock(&root.join("locked-floor").join(".metis"));
+    locked
+        .write(M, Edit::Consolidate { content: &base })
+        .unwrap();
+    let locked_reset = |_| {
+        locked
+            .write(M, Edit::Consolidate { content: &base })
+            .unwrap();
+    };
+    // The durable writes' ratios are read off calls made in turn, one by one (the floor,
+    // the floor with the lock, the library): a disk's sync latency drifts over a run, and
+    // blocks timed a minute apart would compare the drift, not the writes.
+    let add = Edit::Add {
+        entry: "- one more fact",
+    };
+    let replace = |i| {
+        let (old, new) = replace_args(i);
+        Edit::Replace { old, new }
+    };
+    let [add_floor, add_locked, add_library] = Samples::interleaved(
+        w,
+        n,
+        [
+            (&|_| drop(floor.write(M, add).unwrap()), &floor_reset),
+            (&|_| drop(locked.write(M, add).unwrap()), &locked_reset),
+            (
+                &|_| drop(ws.add_entry(M, "- one more fact").unwrap()),
+                &lib_reset,
+            ),
+        ],
+    );
+    let [replace_floor, replace_locked, replace_library] = Samples::interleaved(
+        w,
+        n,
+        [
+            (&|i| drop(floor.write(M, replace(i)).unwrap()), &none),
+            (&|i| drop(locked.write(M, replace(i)).unwrap()), &none),
+            (
+                &|i| {
+                    let (old, new) = replace_args(i);
+                    drop(ws.replace(M, old, new).unwrap())
+                },
+                &none,
+            ),
+        ],
+    );
+    let consolidate = |floor: &Floor, i| {
+        let content = alternate(i);
+        drop(
+            floor
+                .write(M, Edit::Consolidate { content: &content })
+                .unwrap(),
+        )
+    };
+    let [consolidate_floor, consolidate_locked, consolidate_library] = Samples::interleaved(
+        w,
+        n,
+        [
+            (&|i| consolidate(&floor, i), &none),
+            (&|i| consolidate(&locked, i), &none),
+            (&|i| drop(ws.consolidate(M, &alternate(i)).unwrap()), &none),
+        ],
+    );
     rows.push(Row {
         op: "add-entry (durable)",
-        floor: Samples::take(
-            w,
-            n,
-            |_| {
-                drop(
-                    floor
-                        .write(
-                            M,
-                            Edit::Add {
-                                entry: "- one more fact",
-                            },
-                        )
-                        .unwrap(),
-                )
-            },
-            floor_reset,
-        ),
-        locked_floor: None,
-        library: Samples::take(
-            w,
-            n,
-            |_| drop(ws.add_entry(M, "- one more fact").unwrap()),
-            lib_reset,
-        ),
+        floor: add_floor,
+        locked_floor: Some(add_locked),
+        library: add_library,
         fresh: Samples::take(
             w,
             n,
@@ -198,25 +247,9 @@ fn main() {
     });
     rows.push(Row {
         op: "replace (durable)",
-        floor: Samples::take(
-            w,
-            n,
-            |i| {
-                let (old, new) = replace_args(i);
-                floor.write(M, Edit::Replace { old, new }).unwrap();
-            },
-            none,
-        ),
-        locked_floor: None,
-        library: Samples::take(
-            w,
-            n,
-            |i| {
-                let (old, new) = replace_args(i);
-                ws.replace(M, old, new).unwrap();
-            },
-            none,
-        ),
+        floor: replace_floor,
+        locked_floor: Some(replace_locked),
+        library: replace_library,
         fresh: Samples::take(
             w,
             n,
@@ -230,39 +263,11 @@ fn main() {
         python: None,
         node: None,
     });
-    let alternate = |i: u32| {
-        if i.is_multiple_of(2) {
-            format!("{base}- x\n")
-        } else {
-            base.clone()
-        }
-    };
     rows.push(Row {
         op: "consolidate (durable)",
-        floor: Samples::take(
-            w,
-            n,
-            |i| {
-                drop(
-                    floor
-                        .write(
-                            M,
-                            Edit::Consolidate {
-                                content: &alternate(i),
-                            },
-                        )
-                        .unwrap(),
-                )
-            },
-            none,
-        ),
-        locked_floor: None,
-        library: Samples::take(
-            w,
-            n,
-            |i| drop(ws.consolidate(M, &alternate(i)).unwrap()),
-            none,
-        ),
+        floor: consolidate_floor,
+        locked_floor: Some(consolidate_locked),
+        library: consolidate_library,
         fresh: Samples::take(
             w,
             n,
@@ -323,72 +328,6 @@ fn main() {
         python: None,
         node: None,
     });
-    let locked = Floor::with_lock(&root.join("locked-floor").join(".metis"));
-    locked
-        .write(M, Edit::Consolidate { content: &base })
-        .unwrap();
-    let locked_reset = |_| {
-        locked
-            .write(M, Edit::Consolidate { content: &base })
-            .unwrap();
-    };
-    // The durable writes' ratios are read off calls made in turn, one by one (the floor,
-    // the floor with the lock, the library): a disk's sync latency drifts over a run, and
-    // blocks timed a minute apart would compare the drift, not the writes.
-    let add = Edit::Add {
-        entry: "- one more fact",
-    };
-    let replace = |i| {
-        let (old, new) = replace_args(i);
-        Edit::Replace { old, new }
-    };
-    let [f, l, lib] = Samples::interleaved(
-        w,
-        n,
-        [
-            (&|_| drop(floor.write(M, add).unwrap()), &floor_reset),
-            (&|_| drop(locked.write(M, add).unwrap()), &locked_reset),
-            (
-                &|_| drop(ws.add_entry(M, "- one more fact").unwrap()),
-                &lib_reset,
-            ),
-        ],
-    );
-    (rows[2].floor, rows[2].locked_floor, rows[2].library) = (f, Some(l), lib);
-    let [f, l, lib] = Samples::interleaved(
-        w,
-        n,
-        [
-            (&|i| drop(floor.write(M, replace(i)).unwrap()), &none),
-            (&|i| drop(locked.write(M, replace(i)).unwrap()), &none),
-            (
-                &|i| {
-                    let (old, new) = replace_args(i);
-                    drop(ws.replace(M, old, new).unwrap())
-                },
-                &none,
-            ),
-        ],
-    );
-    (rows[3].floor, rows[3].locked_floor, rows[3].library) = (f, Some(l), lib);
-    let consolidate = |floor: &Floor, i| {
-        let content = alternate(i);
-        drop(
-            floor
-                .write(M, Edit::Consolidate { content: &content })
-                .unwrap(),
-        )
-    };
-    let [f, l, lib] = Samples::interleaved(
-        w,
-        n,
-        [
-            (&|i| consolidate(&floor, i), &none),
-            (&|i| consolidate(&locked, i), &none),
-            (&|i| drop(ws.consolidate(M, &alternate(i)).unwrap()), &none),
-        ],
-    );
-    (rows[4].floor, rows[4].locked_floor, rows[4].library) = (f, Some(l), lib);
     let instantiation = Samples::take(
         w,
         n,
