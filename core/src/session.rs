@@ -116,10 +116,12 @@ impl Session {
         }
     }
 
-    /// The version of `file` the model is held to, if any.
+    /// The version of `file` the model is held to, if any: the last listed, as a tool
+    /// call takes it (a host's list may name a file twice).
     pub fn version(&self, file: MemoryFile) -> Option<&str> {
         self.seen
             .iter()
+            .rev()
             .find(|(f, _)| *f == file)
             .map(|(_, hash)| hash.as_str())
     }
