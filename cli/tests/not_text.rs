@@ -10,7 +10,7 @@ use crate::common;
 use std::process::Output;
 
 use common::{TestWorkspace, json, run_cli_with, stderr, stdout};
-use metis_memory::{Error, MemoryFile, Session, StoreError};
+use metis_memory::{AuditPolicy, ComposeOptions, Error, MemoryFile, Session, StoreError};
 
 /// USER.md with one byte that is not UTF-8, at offset 5.
 const BAD_USER: &[u8] = b"- caf\xff tea\n";
@@ -60,6 +60,32 @@ fn the_stores_assemble_system_prompt_still_fails_on_it() {
     assert!(
         matches!(error, StoreError::InvalidUtf8(ref info) if info.offset == 5),
         "{error:?}"
+    );
+}
+
+/// With the budget on, the store's prompt is the workspace's `compose` with `strict`: it
+/// fails on the file all the same, where a composition that is not strict leaves it out.
+#[test]
+fn the_stores_assemble_system_prompt_fails_on_it_in_the_budgets_layout_too() {
+    let t = workspace();
+    let ws = t.ws.clone().with_prompt_budget();
+    let Err(Error::Store { error, .. }) = ws.assemble_system_prompt("") else {
+        panic!("assemble-system-prompt composed a prompt from a file that is not text")
+    };
+    assert!(
+        matches!(error, StoreError::InvalidUtf8(ref info) if info.offset == 5),
+        "{error:?}"
+    );
+    let options = ComposeOptions {
+        audit: AuditPolicy::Off,
+        strict: false,
+    };
+    let composed = ws.compose("", options).unwrap();
+    assert!(composed.text.starts_with(NOTE), "{}", composed.text);
+    assert!(
+        composed.text.contains("## Workspace memory (MEMORY.md) ["),
+        "{}",
+        composed.text
     );
 }
 

@@ -32,7 +32,7 @@ pub use file::{GLOBAL_USER_NAME, MemoryFile};
 /// The poisoning scan: its own crate (`scan/`), below the core.
 pub use metis_memory_scan as scan;
 pub use prompt::{
-    ComposedPrompt, PromptLayout, PromptSource, assemble_in_layout, assemble_system_prompt,
+    ComposedPrompt, PromptLayout, PromptSource, assemble_system_prompt, compose_strict,
     compose_system_prompt, not_text_note,
 };
 pub use refusal::scan_refusal;

@@ -68,15 +68,16 @@ pub fn compose_system_prompt(
     compose(base, read, policy, layout, NotText::LeaveOut)
 }
 
-/// [`assemble_system_prompt`] in `layout`, from the files `read` yields: a file that is
-/// not valid UTF-8 fails it (`InvalidUtf8`), as the store's `assemble-system-prompt`
-/// promises, rather than leave memory out.
-pub fn assemble_in_layout(
+/// [`compose_system_prompt`], strict: a file that is not valid UTF-8 fails it
+/// (`InvalidUtf8`), as the store's `assemble-system-prompt` promises, rather than leave
+/// memory out.
+pub fn compose_strict(
     base: &str,
     read: impl FnMut(MemoryFile) -> Result<Vec<u8>, StoreError>,
+    policy: AuditPolicy,
     layout: PromptLayout,
-) -> Result<String, StoreError> {
-    compose(base, read, AuditPolicy::Off, layout, NotText::Fail).map(|composed| composed.text)
+) -> Result<ComposedPrompt, StoreError> {
+    compose(base, read, policy, layout, NotText::Fail)
 }
 
 /// What composition does with a file that is not valid UTF-8.
@@ -327,7 +328,8 @@ mod tests {
         assert!(session.withheld.is_empty());
         // The store's `assemble-system-prompt` fails instead, as its contract says.
         assert_eq!(
-            assemble_in_layout("base", read, PromptLayout::default()),
+            compose_strict("base", read, AuditPolicy::Off, PromptLayout::default())
+                .map(|composed| composed.text),
             Err(StoreError::InvalidUtf8 {
                 file: MemoryFile::User,
                 offset: 6

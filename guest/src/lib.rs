@@ -216,16 +216,13 @@ impl GuestWorkspace for Workspace {
         let dir = self.open();
         // Strict: a file that is not text fails the call, as `assemble-system-prompt`
         // does, instead of being left out with a note.
-        let read = |file| {
-            let bytes = dir.read(file)?;
-            if options.strict {
-                core::decode_utf8(file, &bytes)?;
-            }
-            Ok(bytes)
+        let compose = match options.strict {
+            true => core::compose_strict,
+            false => core::compose_system_prompt,
         };
-        let composed = core::compose_system_prompt(
+        let composed = compose(
             &base,
-            read,
+            |file| dir.read(file),
             audit_policy(options.audit),
             self.prompt_layout(&dir),
         )?;

@@ -23,6 +23,7 @@ from metis_memory import (
     ComponentTrap,
     EmptyEntry,
     GlobalUser,
+    InvalidUtf8,
     Limits,
     MemoryFile,
     MemoryHardCapExceeded,
@@ -282,6 +283,22 @@ def test_the_prompt_budget_shows_each_files_fill_level(ws: Path, home: Path) -> 
     put(home / ".metis", "- name: Sam\n")
     both = on(ws, home, prompt_budget=True).assemble_system_prompt("")
     assert f"{GLOBAL_HEADING} [0% — 12/3,072 bytes]\n- name: Sam" in both
+
+
+def test_with_the_budget_or_global_user_memory_on_the_prompt_still_fails_on_a_file_that_is_not_text(
+    ws: Path, home: Path
+) -> None:
+    """`assemble_system_prompt` in another layout is the component's strict composition:
+    a MEMORY.md that is not text fails it, where `compose_system_prompt` leaves it out."""
+    put(ws / ".metis", "- fine\n")
+    (ws / ".metis" / "MEMORY.md").write_bytes(b"- \xff\n")
+    for store in [MemoryStore(ws), MemoryStore(ws, prompt_budget=True), on(ws, home)]:
+        with pytest.raises(InvalidUtf8) as refused:
+            store.assemble_system_prompt("base")
+        assert refused.value.offset == 2
+        composed = store.compose_system_prompt("base")
+        assert all(source.file is not MemoryFile.MEMORY for source in composed.sources)
+        assert "- fine" in composed.text
 
 
 def test_a_trapped_write_to_the_users_own_file_is_cleaned_up_there(
