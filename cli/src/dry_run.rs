@@ -63,7 +63,7 @@ pub fn call(
     }
     let dry_run: (&str, Value) = ("dry_run", true.into());
     let called = copy.call_tool_with_options(tool, input, options);
-    match called.and_then(|called| called.outcome.map_err(Error::Tool)) {
+    match called.and_then(|called| called.result()) {
         Ok(success) => {
             let file = success.result.file;
             let old = before.iter().find(|(f, _)| *f == file).map(|(_, t)| t);

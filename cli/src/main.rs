@@ -503,10 +503,7 @@ fn scanned(
     edit: Edit,
     if_unchanged: Option<String>,
 ) -> Result<WriteResult, Error> {
-    let scan = match scan.no_scan {
-        true => ScanPolicy::OFF,
-        false => ScanPolicy::ALL,
-    };
+    let scan = scan_policy(scan.no_scan);
     ws.write(file, &edit, &WriteOptions { if_unchanged, scan })
 }
 

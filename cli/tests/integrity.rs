@@ -7,8 +7,8 @@ use std::process::Output;
 
 use common::{EMPTY_SHA256, TestWorkspace, run_cli, sha256_hex};
 use metis_memory::{
-    AuditPolicy, CallOptions, Edit, Error, MemoryFile, ScanPolicy, Session, StoreError,
-    WriteOptions,
+    AuditPolicy, CallOptions, Edit, Error, FileVersion, MemoryFile, Replacement, ScanPolicy,
+    Session, SessionState, StoreError, WriteOptions,
 };
 use serde_json::{Value, json};
 
@@ -325,6 +325,100 @@ fn the_store_reports_a_changed_file_with_its_current_version() {
         )
         .unwrap();
     assert_eq!(made.before_hash, info.current_hash);
+}
+
+/// `if-unchanged` holds every edit, not only a consolidate: a stale version refuses an add
+/// and a replace with the current version and content, nothing written; only a check that
+/// needs no file (an empty entry) comes first; the version the file is lets each through.
+#[test]
+fn every_edit_is_held_to_the_version_it_names() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let stale = sha256_hex(b"- old\n");
+    let edits = [
+        Edit::AddEntry("- b".into()),
+        Edit::Replace(Replacement {
+            old_text: "- a".into(),
+            new_text: "- c".into(),
+        }),
+        Edit::Consolidate("- d\n".into()),
+    ];
+    let before = t.snapshot();
+    for edit in &edits {
+        let error = t.ws.write(M, edit, &if_unchanged(&stale)).unwrap_err();
+        let Error::Store {
+            error: StoreError::Changed(info),
+            ..
+        } = error
+        else {
+            panic!("{edit:?} went through on a stale version: {error:?}");
+        };
+        assert_eq!(info.current_hash, sha256_hex(b"- a\n"));
+        assert_eq!(info.current_content, "- a\n");
+        assert_eq!(t.snapshot(), before);
+    }
+    let empty =
+        t.ws.write(M, &Edit::AddEntry("  ".into()), &if_unchanged(&stale));
+    assert!(
+        matches!(
+            empty,
+            Err(Error::Store {
+                error: StoreError::EmptyEntry(_),
+                ..
+            })
+        ),
+        "{empty:?}"
+    );
+    let mut expected = "- a\n".to_owned();
+    for (edit, after) in edits.iter().zip(["- a\n- b\n", "- c\n- b\n", "- d\n"]) {
+        let made =
+            t.ws.write(M, edit, &if_unchanged(&sha256_hex(expected.as_bytes())));
+        assert_eq!(made.unwrap().after_hash, sha256_hex(after.as_bytes()));
+        assert_eq!(t.bytes(M).unwrap(), after.as_bytes());
+        expected = after.to_owned();
+    }
+}
+
+/// A file a host lists twice in a session's `seen` is held to the last version listed,
+/// whether the session holds files it does not list or not: one rule, in the core.
+#[test]
+fn a_file_listed_twice_is_held_to_the_last_version_listed() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let (now, stale) = (sha256_hex(b"- a\n"), sha256_hex(b"- old\n"));
+    let consolidate = r#"{"file":"MEMORY.md","content":"- b\n"}"#;
+    let version = |sha256: &str| FileVersion {
+        file: M,
+        sha256: sha256.to_owned(),
+    };
+    for hold_unseen in [true, false] {
+        let options = |seen: Vec<FileVersion>| CallOptions {
+            scan: ScanPolicy::ALL,
+            session: SessionState {
+                seen,
+                ..SessionState::empty()
+            },
+            hold_unseen,
+        };
+        let refused = t.ws.call_tool_with_options(
+            "memory_consolidate",
+            consolidate,
+            &options(vec![version(&now), version(&stale)]),
+        );
+        assert!(
+            refused.unwrap().outcome.is_err(),
+            "held to the first listed"
+        );
+        assert_eq!(t.bytes(M).unwrap(), b"- a\n");
+        let made = t.ws.call_tool_with_options(
+            "memory_consolidate",
+            consolidate,
+            &options(vec![version(&stale), version(&now)]),
+        );
+        assert!(made.unwrap().outcome.is_ok(), "not held to the last listed");
+        assert_eq!(t.bytes(M).unwrap(), b"- b\n");
+        t.put(M, "- a\n");
+    }
 }
 
 #[test]

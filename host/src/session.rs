@@ -119,15 +119,14 @@ impl Session {
         }
     }
 
-    /// The options the session's next tool call runs under, for a call made another way
-    /// (a dry run on a copy).
-    /// (Used unheld: a file not listed is rewritten whatever it holds, unlike in the
-    /// session itself.)
+    /// The options the session's next tool call runs under: held to what the model saw,
+    /// a file it was shown nothing of to the empty file. For a call made another way too
+    /// (a dry run on a copy), which then judges the call as the session would.
     pub fn options(&self) -> crate::CallOptions {
         crate::CallOptions {
             scan: self.scan,
             session: self.state.clone(),
-            hold_unseen: false,
+            hold_unseen: true,
         }
     }
 
@@ -191,14 +190,9 @@ impl Session {
 
     /// Runs one of the model's tool calls, held to what it has seen.
     pub fn call_tool(&mut self, name: &str, input: &str) -> Result<ToolSuccess, Error> {
-        let options = crate::CallOptions {
-            scan: self.scan,
-            session: self.state.clone(),
-            hold_unseen: true,
-        };
         let outcome = self
             .workspace
-            .call_tool_with_options(name, input, &options)?;
+            .call_tool_with_options(name, input, &self.options())?;
         self.state = outcome.session;
         outcome.outcome.map_err(Error::Tool)
     }
