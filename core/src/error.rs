@@ -168,8 +168,11 @@ impl fmt::Display for StoreError {
                 ..
             } => write!(
                 f,
-                "the expected hash {:?} is not a SHA-256 (64 hex digits), so it matches no version of {file}; nothing was written",
-                crate::text::cut(expected_hash, 80)
+                "the expected hash {} is not a SHA-256 (64 hex digits), so it matches no version of {file}; nothing was written",
+                // Quoted as the tool messages quote what they were given; `{:?}` would
+                // bring the standard library's Debug escaping and its tables into the
+                // component for this one message.
+                crate::json::quote(crate::text::cut(expected_hash, 80))
             ),
             StoreError::TooLarge { file, size } => write!(
                 f,

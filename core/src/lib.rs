@@ -17,6 +17,7 @@ mod error;
 mod file;
 pub mod git;
 pub mod global_user;
+mod json;
 pub mod lock;
 pub mod merge;
 mod prompt;

@@ -1,16 +1,13 @@
 //! The LLM tool layer: definitions, input validation against the schemas, result texts
 //! and events (CONTRACT §5 and §6).
 
+use crate::json::{self, Input, Value};
+use crate::{Edit, MemoryFile, WriteResult};
 use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::fmt;
-
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-
-use crate::{Edit, MemoryFile, WriteResult};
 
 /// Which write a tool makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +130,7 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
     // One streaming pass that keeps only what validation needs: property names and string
     // values. Anything else is skipped as it is read, so memory stays bounded by the
     // input's size whatever its shape.
-    let given = match serde_json::from_str::<Input>(input) {
+    let given = match json::parse(input) {
         Err(e) => return Err(invalid(format!("not valid JSON ({e})"))),
         Ok(Input::Other(kind)) => {
             return Err(invalid(format!("expected a JSON object, got {kind}")));
@@ -150,7 +147,7 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
             (Some(_), Some(_)) => {
                 problems.push(format!("{} is given more than once", quoted(property)))
             }
-            (Some((_, Json::String(text))), None) => {
+            (Some((_, Value::String(text))), None) => {
                 if property == "file" && MemoryFile::from_name(text).is_none() {
                     problems.push(format!(
                         "{} must be one of \"MEMORY.md\", \"USER.md\", got {}",
@@ -162,12 +159,7 @@ pub fn parse_tool_call(name: &str, input: &str) -> Result<ToolCall, String> {
                 }
                 strings.push(text);
             }
-            (Some((_, other)), None) => {
-                // A property's value is never read as `Object` (see `Json`).
-                let kind = match other {
-                    Json::Other(kind) => kind,
-                    _ => "object",
-                };
+            (Some((_, Value::Other(kind))), None) => {
                 problems.push(format!("{} must be a string, got {kind}", quoted(property)))
             }
         }
@@ -269,101 +261,18 @@ pub fn events(operation: Operation, result: &WriteResult) -> Vec<MemoryEvent> {
 }
 
 /// `text` as a JSON string for a message, cut short if long: error messages go to the
-/// model and must stay small whatever the input. The string is serialized as itself, not
-/// as a `serde_json::Value`, whose serializer (numbers, floats, maps) the component would
-/// otherwise carry for this alone: the same bytes either way.
+/// model and must stay small whatever the input.
 fn quoted(text: &str) -> String {
     const MAX_CHARS: usize = 64;
     let (shown, cut) = match text.char_indices().nth(MAX_CHARS) {
         None => (text, false),
         Some((at, _)) => (&text[..at], true),
     };
-    // Serializing a string cannot fail (no I/O, no map keys).
-    let mut quoted = serde_json::to_string(shown).unwrap_or_default();
+    let mut quoted = json::quote(shown);
     if cut {
         quoted.push('…');
     }
     quoted
-}
-
-/// A tool input as validation sees it: an object's members in input order (duplicates
-/// kept), or the kind of JSON value it is instead.
-enum Input {
-    Object(Vec<(String, Json)>),
-    Other(&'static str),
-}
-
-/// A property's value: a string, or the kind of JSON value it is instead. `Object` is
-/// only ever the input itself (`Input`): a property's object is skipped as `Other`.
-enum Json {
-    String(String),
-    Object(Vec<(String, Json)>),
-    Other(&'static str),
-}
-
-/// Turns any JSON value into its verdict on its kind, skipping nested contents, except
-/// that with `members` an object's members are kept (the input itself). One visitor for
-/// the input and its properties, so the component carries one copy of serde_json's
-/// `deserialize_any` rather than one per visitor.
-struct KindVisitor {
-    members: bool,
-}
-
-impl<'de> Visitor<'de> for KindVisitor {
-    type Value = Json;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Json, E> {
-        Ok(Json::Other("boolean"))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Json, E> {
-        Ok(Json::Other("number"))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Json, E> {
-        Ok(Json::Other("number"))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Json, E> {
-        Ok(Json::Other("number"))
-    }
-    fn visit_unit<E>(self) -> Result<Json, E> {
-        Ok(Json::Other("null"))
-    }
-    fn visit_str<E>(self, text: &str) -> Result<Json, E> {
-        Ok(Json::String(text.to_owned()))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Json::Other("array"))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        if !self.members {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok(Json::Other("object"));
-        }
-        let mut members = Vec::new();
-        while let Some(member) = map.next_entry::<String, Json>()? {
-            members.push(member);
-        }
-        Ok(Json::Object(members))
-    }
-}
-
-impl<'de> Deserialize<'de> for Input {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = deserializer.deserialize_any(KindVisitor { members: true })?;
-        Ok(match value {
-            Json::Object(members) => Input::Object(members),
-            Json::String(_) => Input::Other("string"),
-            Json::Other(kind) => Input::Other(kind),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(KindVisitor { members: false })
-    }
 }
 
 #[cfg(test)]
