@@ -211,6 +211,9 @@ impl Reader<'_> {
                         _ => ("array", b']'),
                     };
                     self.skip_whitespace();
+                    if self.peek().is_none() && close == b']' {
+                        return Err(self.error("EOF while parsing a list"));
+                    }
                     let empty = self.peek() == Some(close);
                     if empty {
                         self.at += 1;

@@ -6,9 +6,9 @@
 //! release by release toward [`TARGET`]; a part that grows past one is a regression to
 //! look at before the budget is raised.
 
-/// What CI allows the whole component: today's size, so nothing grows unnoticed, on its
-/// way down to 400 KB and then [`TARGET`].
-pub const TOTAL_BUDGET: usize = 432_000;
+/// What CI allows the whole component: today's size, so nothing grows unnoticed, under
+/// this release's [`RELEASE_TARGET`] and on its way to [`TARGET`].
+pub const TOTAL_BUDGET: usize = 390_000;
 
 /// Where the budgets are headed.
 pub const TARGET: usize = 200_000;
@@ -17,7 +17,7 @@ pub const TARGET: usize = 200_000;
 pub const RELEASE_TARGET: usize = 400_000;
 
 /// What CI allows each part, in the order [`parts`] lists them.
-const BUDGETS: [usize; 5] = [255_000, 54_000, 99_000, 5_000, 21_000];
+const BUDGETS: [usize; 5] = [219_000, 54_000, 92_500, 5_000, 21_000];
 
 fn leb(bytes: &[u8], at: &mut usize) -> usize {
     let (mut value, mut shift) = (0usize, 0);
