@@ -14,12 +14,6 @@ pub enum Edit<'a> {
     Replace { old: &'a str, new: &'a str },
     /// Make `content` the whole file.
     Consolidate { content: &'a str },
-    /// Make `content` the whole file if the file's SHA-256 is still `expected_hash`: the
-    /// version `content` was composed from (hex, either case).
-    ConsolidateIfUnchanged {
-        content: &'a str,
-        expected_hash: &'a str,
-    },
 }
 
 /// What a successful write did: the hashes and sizes of the exact bytes before and after.
@@ -73,11 +67,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// `changed` unless `bytes` are the version `expected_hash` names (SHA-256, hex in either
 /// case): a write based on an older version would undo what came since. A hash that is
 /// not 64 hex digits names no version.
-pub fn check_unchanged(
-    file: MemoryFile,
-    expected_hash: &str,
-    bytes: &[u8],
-) -> Result<(), StoreError> {
+fn check_unchanged(file: MemoryFile, expected_hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
     let current_hash = sha256_hex(bytes);
     if current_hash.eq_ignore_ascii_case(expected_hash) {
         return Ok(());
@@ -97,11 +87,23 @@ pub fn check_unchanged(
 /// an empty entry is rejected without touching the file, and an oversized consolidate is
 /// rejected before the old content is looked at (it need not even be text). Sizes are
 /// checked before the new content is built, so a huge argument allocates nothing more.
+///
+/// `if_unchanged`, the version the edit was based on (SHA-256, hex in either case), holds
+/// any edit to it: compared as soon as the file is read, so only the checks that need no
+/// file come first, and `changed` (with the file as it is now) if it is another version.
 pub fn plan_write(
     file: MemoryFile,
     edit: Edit<'_>,
+    if_unchanged: Option<&str>,
     read_current: impl FnOnce() -> Result<Vec<u8>, StoreError>,
 ) -> Result<PlannedWrite, StoreError> {
+    let read_current = || {
+        let bytes = read_current()?;
+        if let Some(expected_hash) = if_unchanged {
+            check_unchanged(file, expected_hash, &bytes)?;
+        }
+        Ok(bytes)
+    };
     let check_cap = |attempted: usize| {
         let attempted = attempted as u64;
         if attempted > file.hard_cap() {
@@ -162,15 +164,6 @@ pub fn plan_write(
             let before = read_current()?;
             Ok(planned(before, content.as_bytes().to_vec()))
         }
-        Edit::ConsolidateIfUnchanged {
-            content,
-            expected_hash,
-        } => {
-            check_cap(content.len())?;
-            let before = read_current()?;
-            check_unchanged(file, expected_hash, &before)?;
-            Ok(planned(before, content.as_bytes().to_vec()))
-        }
     }
 }
 
@@ -189,11 +182,47 @@ mod tests {
     }
 
     fn after(file: MemoryFile, current: &str, edit: Edit<'_>) -> Result<String, StoreError> {
-        plan_write(file, edit, on(current)).map(|p| String::from_utf8(p.after).unwrap())
+        plan_write(file, edit, None, on(current)).map(|p| String::from_utf8(p.after).unwrap())
     }
 
     fn never_read() -> Result<Vec<u8>, StoreError> {
         core::panic!("the file must not be read")
+    }
+
+    /// `if_unchanged` holds every edit to the version it names, compared once the file
+    /// is read: the checks that need no file come first.
+    #[test]
+    fn every_edit_is_held_to_the_version_it_names() {
+        let current = "- a\n";
+        let now = sha256_hex(current.as_bytes());
+        let other = sha256_hex(b"- b\n");
+        let edits = [
+            Edit::Add { entry: "- c" },
+            Edit::Replace { old: "a", new: "c" },
+            Edit::Consolidate { content: "- c\n" },
+        ];
+        for edit in edits {
+            match plan_write(M, edit, Some(&other), on(current)) {
+                Err(StoreError::Changed {
+                    current_hash,
+                    current: shown,
+                    ..
+                }) => {
+                    assert_eq!(current_hash, now, "{edit:?}");
+                    assert_eq!(shown, current.as_bytes(), "{edit:?}");
+                }
+                planned => core::panic!("{edit:?}: {planned:?}"),
+            }
+            let upper = now.to_ascii_uppercase();
+            assert!(
+                plan_write(M, edit, Some(&upper), on(current)).is_ok(),
+                "{edit:?}"
+            );
+        }
+        assert!(matches!(
+            plan_write(M, Edit::Add { entry: " " }, Some(&other), never_read),
+            Err(StoreError::EmptyEntry { .. })
+        ));
     }
 
     #[test]
@@ -218,7 +247,7 @@ mod tests {
     fn add_rejects_empty_entry_before_reading() {
         for entry in ["", " \t\n", "\u{1c}\u{1f}\u{3000}"] {
             assert_eq!(
-                plan_write(M, Edit::Add { entry }, never_read),
+                plan_write(M, Edit::Add { entry }, None, never_read),
                 Err(StoreError::EmptyEntry { file: M })
             );
         }
@@ -229,7 +258,7 @@ mod tests {
         let at_cap = "é".repeat(2047) + "\n"; // 4095 bytes + entry "x\n" would be 4097
         assert_eq!(at_cap.len(), 4095);
         assert_eq!(
-            plan_write(M, Edit::Add { entry: "x" }, on(&at_cap)),
+            plan_write(M, Edit::Add { entry: "x" }, None, on(&at_cap)),
             Err(StoreError::HardCapExceeded {
                 file: M,
                 attempted: 4097,
@@ -242,6 +271,7 @@ mod tests {
             Edit::Consolidate {
                 content: &exact[..3072],
             },
+            None,
             on(""),
         )
         .unwrap();
@@ -252,6 +282,7 @@ mod tests {
             Edit::Consolidate {
                 content: &exact[..1536],
             },
+            None,
             on(""),
         )
         .unwrap();
@@ -261,6 +292,7 @@ mod tests {
             Edit::Consolidate {
                 content: &exact[..1537],
             },
+            None,
             on(""),
         )
         .unwrap();
@@ -378,7 +410,7 @@ mod tests {
     fn replace_on_invalid_utf8_names_offset() {
         let read = || Ok(b"ab\xfe".to_vec());
         assert_eq!(
-            plan_write(M, Edit::Replace { old: "a", new: "" }, read),
+            plan_write(M, Edit::Replace { old: "a", new: "" }, None, read),
             Err(StoreError::InvalidUtf8 { file: M, offset: 2 })
         );
     }
@@ -387,13 +419,16 @@ mod tests {
     fn consolidate_checks_cap_before_reading_and_takes_any_old_bytes() {
         let big = "x".repeat(4097);
         assert!(matches!(
-            plan_write(M, Edit::Consolidate { content: &big }, never_read),
+            plan_write(M, Edit::Consolidate { content: &big }, None, never_read),
             Err(StoreError::HardCapExceeded {
                 attempted: 4097,
                 ..
             })
         ));
-        let p = plan_write(M, Edit::Consolidate { content: "" }, || Ok(vec![0xff])).unwrap();
+        let p = plan_write(M, Edit::Consolidate { content: "" }, None, || {
+            Ok(vec![0xff])
+        })
+        .unwrap();
         assert_eq!(p.after, b"");
         assert_eq!(p.result().before_size_bytes, 1);
     }

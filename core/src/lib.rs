@@ -27,7 +27,7 @@ mod text;
 pub mod tool_call;
 mod tools;
 
-pub use edit::{Edit, PlannedWrite, WriteResult, check_unchanged, plan_write, sha256_hex};
+pub use edit::{Edit, PlannedWrite, WriteResult, plan_write, sha256_hex};
 pub use error::{StoreError, changed_content, is_sha256_hex};
 pub use file::{GLOBAL_USER_NAME, MemoryFile};
 /// The poisoning scan: its own crate (`scan/`), below the core.

@@ -282,18 +282,19 @@ pub fn added_text<'a>(edit: &Edit<'a>) -> &'a str {
     match *edit {
         Edit::Add { entry } => entry,
         Edit::Replace { new, .. } => new,
-        Edit::Consolidate { content } | Edit::ConsolidateIfUnchanged { content, .. } => content,
+        Edit::Consolidate { content } => content,
     }
 }
 
 /// Runs the tool `name` with `input` (its JSON) under `options`. `write` is the store's
-/// one write path: it plans the edit, gives the new content to the scan it is passed
-/// (which may refuse it), and replaces the file.
+/// one write path: it plans the edit, held to the version given if any (`plan_write`'s
+/// `if_unchanged`), gives the new content to the scan it is passed (which may refuse
+/// it), and replaces the file.
 pub fn run_tool_call(
     name: &str,
     input: String,
     options: &CallOptions,
-    write: impl FnOnce(MemoryFile, Edit<'_>, Vet<'_>) -> Result<WriteResult, WriteRefusal>,
+    write: impl FnOnce(MemoryFile, Edit<'_>, Option<&str>, Vet<'_>) -> Result<WriteResult, WriteRefusal>,
 ) -> Result<ToolSuccess, ToolRefusal> {
     let call = parse_tool_call(name, &input).map_err(ToolRefusal::says)?;
     // Free the raw input before the write: it may be as large as the host allows.
@@ -311,17 +312,12 @@ pub fn run_tool_call(
             "{file} was left out of your context because the memory audit found something in it, so the memory tools cannot write to it; nothing was written: ask the user to review it (`metis-memory audit {file}`)"
         )));
     }
-    let held = match options.seen(file) {
-        Some(hash) => Some(hash),
-        None if options.hold_unseen => Some(EMPTY_SHA256),
-        None => None,
-    };
-    let edit = match (call.edit(), held) {
-        (Edit::Consolidate { content }, Some(expected_hash)) => Edit::ConsolidateIfUnchanged {
-            content,
-            expected_hash,
-        },
-        (edit, _) => edit,
+    let edit = call.edit();
+    // Only a consolidate drops what it was not shown; an add or a replace keeps it.
+    let held = match (edit, options.seen(file)) {
+        (Edit::Consolidate { .. }, Some(hash)) => Some(hash),
+        (Edit::Consolidate { .. }, None) if options.hold_unseen => Some(EMPTY_SHA256),
+        _ => None,
     };
     // The text the call itself adds, for the blame of a refusal.
     let added = added_text(&edit);
@@ -329,7 +325,7 @@ pub fn run_tool_call(
         scan_write(added, before, after, options.scan)
             .map_err(|blamed| ToolRefusal::says(crate::refusal::scan_refusal(&blamed, file)))
     };
-    let result = write(file, edit, &vet).map_err(|failure| match failure {
+    let result = write(file, edit, held, &vet).map_err(|failure| match failure {
         WriteRefusal::Refused(refusal) => refusal,
         WriteRefusal::Store(StoreError::Changed {
             file,
@@ -362,10 +358,11 @@ pub(crate) mod tests {
     /// The write path over a file held in memory.
     pub(crate) fn on(
         current: impl AsRef<[u8]>,
-    ) -> impl FnOnce(MemoryFile, Edit<'_>, Vet<'_>) -> Result<WriteResult, WriteRefusal> {
+    ) -> impl FnOnce(MemoryFile, Edit<'_>, Option<&str>, Vet<'_>) -> Result<WriteResult, WriteRefusal>
+    {
         let bytes = current.as_ref().to_vec();
-        move |file, edit, vet| {
-            let planned = plan_write(file, edit, || Ok(bytes))?;
+        move |file, edit, if_unchanged, vet| {
+            let planned = plan_write(file, edit, if_unchanged, || Ok(bytes))?;
             vet(
                 &planned.before,
                 core::str::from_utf8(&planned.after).unwrap(),
@@ -631,7 +628,7 @@ pub(crate) mod tests {
                 name,
                 input.into(),
                 &options,
-                |_, _, _| -> Result<WriteResult, WriteRefusal> {
+                |_, _, _, _| -> Result<WriteResult, WriteRefusal> {
                     core::panic!("a withheld file is never written")
                 },
             )

@@ -83,10 +83,11 @@ impl Shell {
         &self,
         file: MemoryFile,
         edit: Edit<'_>,
+        if_unchanged: Option<&str>,
         vet: impl FnOnce(&[u8], &str) -> Result<(), E>,
     ) -> Result<WriteResult, E> {
         let mut read = false;
-        let planned = plan_write(file, edit, || {
+        let planned = plan_write(file, edit, if_unchanged, || {
             read = true;
             self.read(file)
         })?;
@@ -145,11 +146,16 @@ impl Shell {
         input: &str,
         options: &CallOptions,
     ) -> Result<ToolSuccess, ToolRefusal> {
-        run_tool_call(name, input.to_owned(), options, |file, edit, vet| {
-            self.write(file, edit, |before, after| {
-                vet(before, after).map_err(WriteRefusal::Refused)
-            })
-        })
+        run_tool_call(
+            name,
+            input.to_owned(),
+            options,
+            |file, edit, if_unchanged, vet| {
+                self.write(file, edit, if_unchanged, |before, after| {
+                    vet(before, after).map_err(WriteRefusal::Refused)
+                })
+            },
+        )
     }
 }
 
@@ -368,6 +374,7 @@ impl Runner for Shell {
                     Edit::Add {
                         entry: &text(step, "entry"),
                     },
+                    None,
                     no_vet,
                 )
                 .map(|r| write_result_json(&r)),
@@ -379,6 +386,7 @@ impl Runner for Shell {
                         old: &old,
                         new: &new,
                     },
+                    None,
                     no_vet,
                 )
                 .map(|r| write_result_json(&r))
@@ -389,16 +397,17 @@ impl Runner for Shell {
                     Edit::Consolidate {
                         content: &text(step, "content"),
                     },
+                    None,
                     no_vet,
                 )
                 .map(|r| write_result_json(&r)),
             "consolidate-if-unchanged" => self
                 .write(
                     file(),
-                    Edit::ConsolidateIfUnchanged {
+                    Edit::Consolidate {
                         content: &text(step, "content"),
-                        expected_hash: step["expected_hash"].as_str().unwrap(),
                     },
+                    step["expected_hash"].as_str(),
                     no_vet,
                 )
                 .map(|r| write_result_json(&r)),

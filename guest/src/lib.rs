@@ -361,13 +361,10 @@ pub(crate) fn write_file<'d, E: From<core::StoreError>>(
     // The lock is taken when the edit first needs the file, so checks that come before
     // the read (an empty entry, an oversized consolidate) never wait for it.
     let mut lock = None;
-    let planned = core::plan_write(file, edit, || {
+    let planned = core::plan_write(file, edit, if_unchanged, || {
         let held = dir.lock(file)?;
         let (bytes, read) = dir.read_fingerprinted(file)?;
         lock = Some((held, read));
-        if let Some(expected) = if_unchanged {
-            core::check_unchanged(file, expected, &bytes)?;
-        }
         Ok(bytes)
     })?;
     let (lock, read) = lock.ok_or_else(|| core::StoreError::Io {

@@ -76,14 +76,14 @@ fn run_core<'d>(
     input: String,
     options: &CoreCallOptions,
 ) -> Result<core::tool_call::ToolSuccess, ToolRefusal> {
-    core::tool_call::run_tool_call(name, input, options, |file, edit, vet| {
+    core::tool_call::run_tool_call(name, input, options, |file, edit, if_unchanged, vet| {
         write_file(
             workspace.settings(),
             dir,
             held,
             file,
             edit,
-            None,
+            if_unchanged,
             |before, after| vet(before, after).map_err(WriteRefusal::Refused),
         )
     })

@@ -120,7 +120,7 @@ impl Floor {
     ) -> Result<WriteResult, StoreError> {
         let file = core_file(file);
         self.lock(file);
-        let planned = plan_write(file, edit, || self.read_bytes(file));
+        let planned = plan_write(file, edit, None, || self.read_bytes(file));
         if let Ok(planned) = &planned {
             self.replace(file, &planned.after);
         }
@@ -144,15 +144,20 @@ impl Floor {
 
     pub fn tool_call(&self, name: &str, input: &str) -> Result<String, ToolRefusal> {
         let options = CallOptions::scan_all();
-        run_tool_call(name, input.to_owned(), &options, |file, edit, vet| {
-            let planned = plan_write(file, edit, || self.read_bytes(file))?;
-            vet(
-                &planned.before,
-                std::str::from_utf8(&planned.after).unwrap(),
-            )?;
-            self.replace(file, &planned.after);
-            Ok(planned.result())
-        })
+        run_tool_call(
+            name,
+            input.to_owned(),
+            &options,
+            |file, edit, if_unchanged, vet| {
+                let planned = plan_write(file, edit, if_unchanged, || self.read_bytes(file))?;
+                vet(
+                    &planned.before,
+                    std::str::from_utf8(&planned.after).unwrap(),
+                )?;
+                self.replace(file, &planned.after);
+                Ok(planned.result())
+            },
+        )
         .map(|success| success.text)
     }
 }
