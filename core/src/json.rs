@@ -105,15 +105,17 @@ impl Reader<'_> {
         }
     }
 
-    /// `what` at the line and column reached (both from 1, the column in bytes).
+    /// `what` at the line and column where reading stopped (both from 1, the column in
+    /// bytes: the byte looked at, or the one after a byte read), as serde_json counts
+    /// them where it looked at the byte.
     fn error(&self, what: &str) -> String {
         let before = &self.text.as_bytes()[..self.at.min(self.text.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = before.len()
-            - before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = before.len() - line_start + 1;
         format!("{what} at line {line} column {column}")
     }
 
@@ -660,9 +662,9 @@ mod tests {
     #[test]
     fn says_where_it_stopped() {
         let message = parse("{\n  \"a\": ?}").err().unwrap();
-        assert_eq!(message, "expected value at line 2 column 7");
+        assert_eq!(message, "expected value at line 2 column 8");
         let message = parse("{\"a\":1} x").err().unwrap();
-        assert_eq!(message, "trailing characters at line 1 column 8");
+        assert_eq!(message, "trailing characters at line 1 column 9");
     }
 
     #[test]
