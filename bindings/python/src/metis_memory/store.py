@@ -278,7 +278,8 @@ class MemoryStore:
         (a person's own script, the conformance cases): only the files listed in `seen`
         are held, and a consolidate of any other rewrites it whatever it holds."""
         state = SessionState(
-            seen=tuple(_last_per_file(_versions(seen))),
+            # A file listed twice counts by its last version: the component decides it.
+            seen=tuple(_versions(seen)),
             withheld=tuple(dict.fromkeys(MemoryFile(f) for f in withheld)),
         )
         # Held to what the model saw, unseen files too; unheld, only the files in `seen`.
@@ -667,16 +668,6 @@ def _versions(
     if isinstance(seen, Mapping):
         return [FileVersion(MemoryFile(f), h) for f, h in seen.items()]
     return list(seen)
-
-
-def _last_per_file(versions: Iterable[FileVersion]) -> list[FileVersion]:
-    """One version per file, the last listed (as 0.3.0's `call-with-options` counted a
-    file listed twice), in the order the files were first listed: a WIT `session` lists
-    each once."""
-    last: dict[MemoryFile, FileVersion] = {}
-    for version in versions:
-        last[MemoryFile(version.file)] = FileVersion(MemoryFile(version.file), version.sha256)
-    return list(last.values())
 
 
 class MemorySession:
