@@ -223,6 +223,19 @@ mod tests {
             plan_write(M, Edit::Add { entry: " " }, Some(&other), never_read),
             Err(StoreError::EmptyEntry { .. })
         ));
+        // The version is compared before the file is decoded: a file that is not text is
+        // `changed` for a write based on another version, not `invalid-utf8`.
+        let not_text: &[u8] = b"- a\n\xff\n";
+        for edit in edits {
+            let read = || Ok(not_text.to_vec());
+            assert!(
+                matches!(
+                    plan_write(M, edit, Some(&other), read),
+                    Err(StoreError::Changed { .. })
+                ),
+                "{edit:?}"
+            );
+        }
     }
 
     #[test]

@@ -475,6 +475,21 @@ pub(crate) mod tests {
         assert!(stale(&at_cap).shown.is_some());
     }
 
+    /// Held unseen files hold a consolidate only: an add or a replace of a file the model
+    /// was never shown drops nothing of it.
+    #[test]
+    fn holding_unseen_files_holds_no_add_or_replace() {
+        let held = CallOptions {
+            hold_unseen: true,
+            ..CallOptions::scan_all()
+        };
+        let add = r#"{"file":"MEMORY.md","entry":"x"}"#.to_string();
+        assert!(run_tool_call("memory_add", add, &held, on("new\n")).is_ok());
+        let replace = r#"{"file":"MEMORY.md","old":"new","new":"x"}"#.to_string();
+        assert!(run_tool_call("memory_replace", replace, &held, on("new\n")).is_ok());
+        assert!(run_tool_call("memory_consolidate", consolidate("x"), &held, on("new\n")).is_err());
+    }
+
     #[test]
     fn only_consolidate_of_a_listed_file_is_conditional() {
         let stale = seeing(&sha256_hex(b"old"));

@@ -407,7 +407,7 @@ impl Runner for Shell {
                     Edit::Consolidate {
                         content: &text(step, "content"),
                     },
-                    step["expected_hash"].as_str(),
+                    Some(step["expected_hash"].as_str().unwrap()),
                     no_vet,
                 )
                 .map(|r| write_result_json(&r)),
