@@ -9,8 +9,8 @@ use core::fmt;
 use crate::MemoryFile;
 use crate::scan::{self, ScanPolicy};
 
-/// One rule matching in a file: owned, because it crosses the component boundary and
-/// comes back (in `describe-error`).
+/// One rule matching in a file: owned, because it crosses the component boundary (in
+/// `audit`, and in a `flagged` error).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditFinding {
     /// The 1-based line the match starts on.

@@ -80,7 +80,7 @@ pub enum StoreError {
         result: crate::WriteResult,
         reason: String,
     },
-    /// A scanned write (`write-scanned`) refused by the memory poisoning scan: `rule`
+    /// A scanned write (`write-options.scan`) refused by the memory poisoning scan: `rule`
     /// matched, and `message` says what and where (the tools' refusal text).
     Poisoned {
         file: MemoryFile,

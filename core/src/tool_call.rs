@@ -253,7 +253,7 @@ pub type Vet<'a> = &'a dyn Fn(&[u8], &str) -> Result<(), ToolRefusal>;
 
 /// The poisoning scan of a write that adds `added` and turns `before` into
 /// `after`: what it found, blamed on the text it belongs to. Tool calls and a person's
-/// scanned writes (`write-scanned`) refuse on the same verdict.
+/// scanned writes (`workspace.write` with `write-options.scan`) refuse on the same verdict.
 pub fn scan_write(
     added: &str,
     before: &[u8],

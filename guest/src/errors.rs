@@ -35,8 +35,6 @@ const REASONS: &[(ErrorCode, &str)] = &[
 /// whoever the user).
 const PERMISSION: &[ErrorCode] = &[ErrorCode::Access, ErrorCode::NotPermitted];
 
-/// An I/O failure, as a person can act on it: what could not be done to which entry of
-/// `.metis/`, and why.
 /// `code` in words, then its WASI name: `input/output error (io)`.
 pub(crate) fn io_reason(code: ErrorCode) -> String {
     format!("{} ({})", reason(code), code.name())
@@ -49,7 +47,9 @@ fn reason(code: ErrorCode) -> &'static str {
         .map_or("error", |(_, reason)| reason)
 }
 
-/// `read_only_mount`: the host found `.metis/` on a read-only mount (`settings`).
+/// An I/O failure, as a person can act on it: what could not be done to which entry of
+/// `.metis/`, and why. `read_only_mount`: the host found `.metis/` on a read-only mount
+/// (`settings`).
 pub(crate) fn io_error(
     file: MemoryFile,
     action: &str,

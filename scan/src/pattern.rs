@@ -7,7 +7,7 @@ use super::unicode::is_solo;
 
 /// Entries a token is matched against. A plain entry is an exact token; `*` in an entry
 /// matches any run of characters (`\*` a literal star); an entry starting with `!`
-/// excludes what it matches, as in a gitignore file: `["*id_rsa*", "!*.pub"]` is any
+/// excludes what it matches, as in a gitignore file: `"*id_rsa* !*.pub"` is any
 /// token naming an `id_rsa` but not its public key. A token is in the set when some
 /// plain entry matches it and no `!` entry does. A set is one string of entries separated
 /// by spaces (no token has one): a slot then holds the text itself, where a slice of
@@ -58,9 +58,11 @@ pub(super) fn entry_span(entry: &str) -> usize {
     }
 }
 
-/// Whether `token` is in `set`. Walks the set's bytes itself: this runs for every token
-/// against every set it may start, and a `split` and `strip_prefix` left uninlined at
-/// the scan's size optimisation cost a third of a scan.
+/// Whether `token` is in `set`. Walks the set's bytes itself: it runs on the words around
+/// every pattern match (is it negated, is it a tool's purpose), and at the scan's size
+/// optimisation a `split` and `strip_prefix` are calls of their own. Measured in wasm
+/// (`scan_bench` under wasmtime, a 4 KB MEMORY.md of ordinary notes): 1,530 µs a scan
+/// with them, 1,220 µs with this loop.
 pub(super) fn in_set(set: Set, token: &str) -> bool {
     let (set, token) = (set.as_bytes(), token.as_bytes());
     let mut included = false;
