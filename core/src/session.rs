@@ -119,11 +119,7 @@ impl Session {
     /// The version of `file` the model is held to, if any: the last listed, as a tool
     /// call takes it (a host's list may name a file twice).
     pub fn version(&self, file: MemoryFile) -> Option<&str> {
-        self.seen
-            .iter()
-            .rev()
-            .find(|(f, _)| *f == file)
-            .map(|(_, hash)| hash.as_str())
+        crate::tool_call::last_listed(&self.seen, file)
     }
 
     /// The options a tool call runs under in this session.

@@ -67,11 +67,7 @@ impl CallOptions {
     }
 
     fn seen(&self, file: MemoryFile) -> Option<&str> {
-        self.seen
-            .iter()
-            .rev()
-            .find(|(f, _)| *f == file)
-            .map(|(_, hash)| hash.as_str())
+        last_listed(&self.seen, file)
     }
 }
 
@@ -347,6 +343,16 @@ pub fn run_tool_call(
         events: events(operation, &result),
         result,
     })
+}
+
+/// The version of `file` in `versions`, the last listed if a host names a file twice: the
+/// one rule a tool call and a session both hold a model to.
+pub(crate) fn last_listed(versions: &[(MemoryFile, String)], file: MemoryFile) -> Option<&str> {
+    versions
+        .iter()
+        .rev()
+        .find(|(f, _)| *f == file)
+        .map(|(_, hash)| hash.as_str())
 }
 
 #[cfg(test)]
