@@ -795,12 +795,11 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
                 session::require_seen(ws, &input, &seen)?;
             }
             let options = CallOptions {
-                scan,
                 session: SessionState {
                     seen,
                     ..SessionState::empty()
                 },
-                hold_unseen: false,
+                ..CallOptions::unheld(scan)
             };
             if dry_run {
                 dry_run::call(ws, out, &tool, &input, &options)?;
@@ -821,9 +820,10 @@ fn run(ws: &Workspace, command: Command, out: &Output) -> Result<(), Failure> {
 
 /// Both parts of the poisoning scan, or neither with `--no-scan`.
 fn scan_policy(no_scan: bool) -> ScanPolicy {
-    ScanPolicy {
-        invisible_characters: !no_scan,
-        injection_patterns: !no_scan,
+    if no_scan {
+        ScanPolicy::OFF
+    } else {
+        ScanPolicy::ALL
     }
 }
 

@@ -413,9 +413,7 @@ impl Workspace {
             session: SessionState::empty(),
             hold_unseen: true,
         };
-        self.call_tool_with_options(name, input, &options)?
-            .outcome
-            .map_err(Error::Tool)
+        self.call_tool_with_options(name, input, &options)?.result()
     }
 
     /// The one tool call with options (the component's `tools.call-with-options`): held
