@@ -634,3 +634,44 @@ fn case(error: &StoreError) -> String {
         other => other.kind().to_owned(),
     }
 }
+
+/// `settings.read-only` refuses a hold on the writes as it refuses a write: `read-only`,
+/// and no lock file left.
+#[test]
+fn a_read_only_workspace_refuses_to_hold_the_writes() {
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let (error, message) = store_error(t.ws.clone().read_only().hold_writes().map(drop));
+    assert!(matches!(error, StoreError::ReadOnly(_)), "{error:?}");
+    assert!(message.contains("read-only"), "{message}");
+    assert_eq!(t.metis_names(), ["MEMORY.md"]);
+}
+
+/// A prompt a session hands out carries the session as it stands after it: the one its
+/// next tool call is held to, whether the prompt was composed, shown on top of what the
+/// model saw, offered where it may never be seen, or a snapshot's frozen one again.
+#[test]
+fn a_sessions_prompt_carries_the_session_in_force() {
+    use metis_memory::Session;
+    let t = TestWorkspace::new();
+    t.put(M, "- a\n");
+    let mut snapshot = Session::new(t.ws.clone()).snapshot();
+    snapshot.system_prompt("").unwrap();
+    snapshot
+        .call_tool("memory_add", r#"{"file":"MEMORY.md","entry":"- b"}"#)
+        .unwrap();
+    let again = snapshot.system_prompt("").unwrap();
+    assert_eq!(&again.session, snapshot.state());
+
+    let mut offered = Session::new(t.ws.clone());
+    let prompt = offered.offer_prompt("").unwrap();
+    assert_eq!(&prompt.session, offered.state());
+    assert!(
+        offered.state().seen.is_empty(),
+        "an offered prompt counts as seen"
+    );
+
+    let mut shown = Session::new(t.ws.clone());
+    let prompt = shown.show_prompt("").unwrap();
+    assert_eq!(&prompt.session, shown.state());
+}

@@ -158,13 +158,15 @@ impl Session {
     /// seen, so no consolidate replaces it). In
     /// a snapshot session, the prompt first composed for `base`, byte for byte, and the
     /// model is asked again ([`next_response`](Self::next_response)); another base
-    /// composes and freezes afresh.
+    /// composes and freezes afresh. Every prompt a session hands out carries, as its
+    /// `session`, this session as it stands after it ([`state`](Self::state)).
     pub fn system_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
         if let Some((frozen_base, prompt)) = &self.frozen
             && frozen_base == base
         {
-            let prompt = prompt.clone();
+            let mut prompt = prompt.clone();
             self.next_response();
+            prompt.session = self.state.clone();
             return Ok(prompt);
         }
         let composed = self.workspace.compose(base, self.compose_options())?;
@@ -213,8 +215,9 @@ impl Session {
     /// what can be shown instead).
     pub fn show_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
         match self.workspace.compose(base, self.compose_options()) {
-            Ok(prompt) => {
+            Ok(mut prompt) => {
                 self.saw_prompt(&prompt);
+                prompt.session = self.state.clone();
                 Ok(prompt)
             }
             Err(error) => {
@@ -229,9 +232,10 @@ impl Session {
     /// client reads): nothing in it counts as seen, but a file the audit left out is
     /// withheld from the tools all the same.
     pub fn offer_prompt(&mut self, base: &str) -> Result<ComposedPrompt, Error> {
-        let prompt = self.workspace.compose(base, self.compose_options())?;
+        let mut prompt = self.workspace.compose(base, self.compose_options())?;
         let sources = core_sources(&prompt);
         self.update(|session| session.offered_prompt(&sources));
+        prompt.session = self.state.clone();
         Ok(prompt)
     }
 
