@@ -7,6 +7,9 @@ use std::process::Command;
 
 use sha2::Digest;
 
+#[path = "wasm_sections.rs"]
+mod wasm_sections;
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
@@ -69,37 +72,11 @@ fn main() {
 /// module) and nothing reads but a trap's backtrace, about 7 KB. Every other section is
 /// kept byte for byte.
 fn without_component_names(wasm: &[u8]) -> Vec<u8> {
-    const HEADER: usize = 8;
-    const CUSTOM: u8 = 0;
-    let leb = |at: &mut usize| -> usize {
-        let (mut value, mut shift) = (0usize, 0);
-        loop {
-            let byte = wasm[*at];
-            *at += 1;
-            value |= usize::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte < 0x80 {
-                return value;
-            }
+    let mut kept = wasm[..wasm_sections::HEADER].to_vec();
+    for section in wasm_sections::sections(wasm) {
+        if section.custom_name() != Some(b"component-name") {
+            kept.extend_from_slice(section.whole);
         }
-    };
-    let mut kept = wasm[..HEADER].to_vec();
-    let mut at = HEADER;
-    while at < wasm.len() {
-        let start = at;
-        let id = wasm[at];
-        at += 1;
-        let size = leb(&mut at);
-        let end = at + size;
-        let named = |name: &[u8]| {
-            let mut name_at = at;
-            let len = leb(&mut name_at);
-            wasm.get(name_at..name_at + len) == Some(name)
-        };
-        if !(id == CUSTOM && named(b"component-name")) {
-            kept.extend_from_slice(&wasm[start..end]);
-        }
-        at = end;
     }
     kept
 }

@@ -3,6 +3,10 @@
 
 #[path = "bench/size.rs"]
 mod size;
+// Shared with the build, which uses all of it.
+#[allow(dead_code)]
+#[path = "../wasm_sections.rs"]
+mod wasm_sections;
 
 fn main() {
     let component = metis_memory::COMPONENT_WASM;

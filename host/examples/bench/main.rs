@@ -8,6 +8,10 @@ mod floor;
 mod processes;
 mod size;
 mod stats;
+// Shared with the build, which uses all of it.
+#[allow(dead_code)]
+#[path = "../../wasm_sections.rs"]
+mod wasm_sections;
 
 use std::collections::HashMap;
 use std::path::Path;
