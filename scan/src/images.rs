@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use super::pattern::{Set, entries_of};
+use super::pattern::{Set, in_set};
 use super::rules::SECRETS;
 use crate::sort::{sort, sort_by};
 
@@ -58,11 +58,6 @@ fn percent_variable(url: &str) -> bool {
     false
 }
 
-/// Whether `word` is one of the words of `list`, as written: these lists hold no globs.
-fn listed(list: Set, word: &str) -> bool {
-    entries_of(list).any(|entry| entry == word)
-}
-
 fn query_carries_data(url: &str) -> bool {
     let Some((_, query)) = url.split_once('?') else {
         return false;
@@ -73,10 +68,10 @@ fn query_carries_data(url: &str) -> bool {
     }
     query.split('&').any(|param| {
         let (name, value) = param.split_once('=').unwrap_or(("", param));
-        listed(SECRETS, name)
-            || listed(DATA_PARAMETERS, name)
+        in_set(SECRETS, name)
+            || in_set(DATA_PARAMETERS, name)
             || matches!(value, "..." | "…")
-            || value_words(value).any(|word| listed(DATA_VALUES, word))
+            || value_words(value).any(|word| in_set(DATA_VALUES, word))
     })
 }
 
@@ -200,14 +195,14 @@ fn html_images<'t>(text: &'t str, out: &mut Vec<(usize, &'static str, &'t str)>)
             .unwrap_or(tag.len());
         // The name ends at the `>` at the latest (`>` is not alphanumeric).
         let end = tag.find('>').unwrap_or(tag.len());
-        if !listed(IMAGE_TAGS, &tag[..name_len]) {
+        if !in_set(IMAGE_TAGS, &tag[..name_len]) {
             from = at + 1;
             continue;
         }
         // The next tag starts after this one ends (a `<` inside it is in a value).
         from = at + 1 + end;
         for (name, value) in attributes(&tag[name_len..end]) {
-            if !listed(IMAGE_ATTRIBUTES, name) {
+            if !in_set(IMAGE_ATTRIBUTES, name) {
                 continue;
             }
             // A `srcset` lists URLs, each with a width or density after it.

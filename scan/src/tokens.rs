@@ -5,7 +5,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::ucd::{decompose, is_mark, is_nfkc_quick, nfkc, to_lowercase};
+use super::ucd::{decompose, is_mark, is_nfkc_quick, nfkc, other_lowercase, to_lowercase};
 use super::unicode::{
     ascii_prototype, drops_marks, is_default_ignorable, is_hangul_filler, is_solo, stroked_latin,
 };
@@ -162,13 +162,7 @@ fn strip_marks(text: &str) -> String {
             }
             'ς' => Some('σ'),
             _ => stroked_latin(c)
-                .or_else(|| {
-                    let mut lower = to_lowercase(c);
-                    match (lower.next(), lower.next()) {
-                        (Some(l), None) if l != c => stroked_latin(l),
-                        _ => None,
-                    }
-                })
+                .or_else(|| other_lowercase(c).and_then(stroked_latin))
                 .or_else(|| accented_base(c)),
         };
         base = plain.unwrap_or(c);

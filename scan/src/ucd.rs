@@ -147,6 +147,15 @@ pub(crate) fn to_lowercase(c: char) -> impl Iterator<Item = char> {
     core::iter::once(first).chain(second)
 }
 
+/// The lowercase of `c` if it is one character other than `c`.
+pub(crate) fn other_lowercase(c: char) -> Option<char> {
+    let mut lower = to_lowercase(c);
+    match (lower.next(), lower.next()) {
+        (Some(l), None) if l != c => Some(l),
+        _ => None,
+    }
+}
+
 fn lowercase_one(c: char) -> char {
     let code = c as u32;
     let at = LOWERCASE_RUNS.partition_point(|&run| run >> 8 <= code);

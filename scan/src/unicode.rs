@@ -779,11 +779,7 @@ pub(super) fn ascii_prototype(c: char) -> Option<char> {
             return Some(letter);
         }
     }
-    let mut lower = crate::ucd::to_lowercase(c);
-    match (lower.next(), lower.next()) {
-        (Some(l), None) if l != c => ascii_prototype(l),
-        _ => None,
-    }
+    crate::ucd::other_lowercase(c).and_then(ascii_prototype)
 }
 
 /// The 256-code-point blocks below U+20000 that hold a look-alike or a capital whose
