@@ -32,7 +32,7 @@ from wasmtime.component import (
 from . import _cache, _wit
 from ._cache import file_size_limited
 from ._types import Limits
-from .errors import ComponentTrap, MemoryStoreError, MetisWorkspaceError
+from .errors import ComponentTrap, MetisWorkspaceError
 
 STORE = "metis:memory/store@0.4.0"
 TOOLS = "metis:memory/tools@0.4.0"
@@ -199,7 +199,7 @@ class Exports:
     `exports.method(name, *args)` a method of the instance's `store.workspace`."""
 
     def __init__(
-        self, runtime: Runtime, store: Store, instance: Instance, settings: Any = None
+        self, runtime: Runtime, store: Store, instance: Instance, settings: Any
     ) -> None:
         self._runtime, self._store, self._instance = runtime, store, instance
         # A Func names an export of this instance in this store, so it stays valid as

@@ -37,10 +37,10 @@ FILE_TO_WIT = {
 FILE_FROM_WIT = {wit: file for file, wit in FILE_TO_WIT.items()}
 
 
-def memory_file(file: MemoryFile | str) -> MemoryFile:
-    """`file` as a `MemoryFile`; `"MEMORY.md"`, `"USER.md"` and `"~/.metis/USER.md"` are
-    accepted too."""
-    return MemoryFile(file)
+def wit_file(file: MemoryFile | str) -> str:
+    """`file` (a `MemoryFile`, or `"MEMORY.md"`, `"USER.md"`, `"~/.metis/USER.md"`) as
+    the component's `memory-file`."""
+    return FILE_TO_WIT[MemoryFile(file)]
 
 
 def record(**fields: Any) -> Record:
@@ -128,7 +128,7 @@ def file_version(value: Any) -> FileVersion:
 
 
 def file_version_record(version: FileVersion) -> Record:
-    return record(file=FILE_TO_WIT[MemoryFile(version.file)], sha256=version.sha256)
+    return record(file=wit_file(version.file), sha256=version.sha256)
 
 
 def session_state(value: Any) -> SessionState:
@@ -148,11 +148,11 @@ def session(state: SessionState) -> Record:
     """`state` as the WIT `session` to pass back to the component, unchanged."""
     return record(
         seen=[file_version_record(v) for v in state.seen],
-        withheld=[FILE_TO_WIT[MemoryFile(f)] for f in state.withheld],
+        withheld=[wit_file(f) for f in state.withheld],
         shown=[file_version_record(v) for v in state.shown],
         own_writes=[
             record(
-                file=FILE_TO_WIT[MemoryFile(w.file)],
+                file=wit_file(w.file),
                 before_sha256=w.before_sha256,
                 after_sha256=w.after_sha256,
             )
@@ -198,17 +198,18 @@ def settings(
     )
 
 
-def edit(case: str, *args: str) -> Variant:
-    """A `store.edit`: `add-entry(entry)`, `replace(old, new)` or `consolidate(content)`."""
-    if case == "replace":
-        old_text, new_text = args
-        return Variant(case, record(old_text=old_text, new_text=new_text))
-    (text,) = args
-    return Variant(case, text)
+def replacement(old_text: str, new_text: str) -> Record:
+    """The payload of a `store.edit` `replace`."""
+    return record(old_text=old_text, new_text=new_text)
 
 
-def write_options(if_unchanged: str | None = None, scan: ScanPolicy = NO_SCAN) -> Record:
-    return record(if_unchanged=if_unchanged, scan=scan_policy(scan))
+def write_options(if_unchanged: str | None) -> Record:
+    """A `store.write-options` held to `if_unchanged`, with no scan."""
+    return record(if_unchanged=if_unchanged, scan=scan_policy(NO_SCAN))
+
+
+# The plain write's options, made once: no version required, no scan.
+PLAIN_WRITE = write_options(None)
 
 
 def compose_options(audit: str, *, strict: bool = False) -> Record:

@@ -71,7 +71,7 @@ class _Refused(Exception):
 @functools.cache
 def _cap(name: str, file: MemoryFile) -> int:
     def op(exports: Exports) -> int:
-        value: int = exports(STORE, name, _wit.FILE_TO_WIT[file])
+        value: int = exports(STORE, name, _wit.wit_file(file))
         return value
 
     return _runtime.with_instance(op, metis_dir=None, read_only=True, limits=Limits(), owner=None)
@@ -177,32 +177,32 @@ class MemoryStore:
 
     def read(self, file: MemoryFile | str) -> str:
         """The file's text; `""` when it is missing."""
-        value: str = self._store("read", _wit.FILE_TO_WIT[MemoryFile(file)])
+        value: str = self._store("read", _wit.wit_file(file))
         return value
 
     def exists(self, file: MemoryFile | str) -> bool:
         """Whether the file exists (a 0-byte file does)."""
-        value: bool = self._store("exists", _wit.FILE_TO_WIT[MemoryFile(file)])
+        value: bool = self._store("exists", _wit.wit_file(file))
         return value
 
     def size_bytes(self, file: MemoryFile | str) -> int:
         """The file's size in bytes on disk; 0 when it is missing."""
-        value: int = self._store("size-bytes", _wit.FILE_TO_WIT[MemoryFile(file)])
+        value: int = self._store("size-bytes", _wit.wit_file(file))
         return value
 
     # Writes: each returns a WriteResult or raises a MemoryStoreError.
 
     def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
         """Appends `entry`, stripped, as its own line."""
-        return self._write(file, _wit.edit("add-entry", entry))
+        return self._write(file, Variant("add-entry", entry))
 
     def replace(self, file: MemoryFile | str, old_text: str, new_text: str) -> WriteResult:
         """Replaces the one occurrence of `old_text` with `new_text`."""
-        return self._write(file, _wit.edit("replace", old_text, new_text))
+        return self._write(file, Variant("replace", _wit.replacement(old_text, new_text)))
 
     def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
         """Makes `new_content` the whole file, byte for byte."""
-        return self._write(file, _wit.edit("consolidate", new_content))
+        return self._write(file, Variant("consolidate", new_content))
 
     def consolidate_if_unchanged(
         self, file: MemoryFile | str, content: str, expected_hash: str
@@ -210,7 +210,7 @@ class MemoryStore:
         """`consolidate`, only if the file's SHA-256 is still `expected_hash`
         (`MemoryChanged` otherwise, with the current hash and content)."""
         return self._write(
-            file, _wit.edit("consolidate", content), _wit.write_options(if_unchanged=expected_hash)
+            file, Variant("consolidate", content), _wit.write_options(expected_hash)
         )
 
     # Caps
@@ -245,7 +245,7 @@ class MemoryStore:
 
     def audit(self, file: MemoryFile | str) -> tuple[AuditFinding, ...]:
         """What the poisoning scan's rules find in the file on disk."""
-        return _wit.findings(self._store("audit", _wit.FILE_TO_WIT[MemoryFile(file)]))
+        return _wit.findings(self._store("audit", _wit.wit_file(file)))
 
     # Tools
 
@@ -280,7 +280,8 @@ class MemoryStore:
         state = SessionState(
             # A file listed twice counts by its last version: the component decides it.
             seen=tuple(_versions(seen)),
-            withheld=tuple(dict.fromkeys(MemoryFile(f) for f in withheld)),
+            # A file listed twice is left to the component, as `seen`'s are.
+            withheld=tuple(MemoryFile(f) for f in withheld),
         )
         # Held to what the model saw, unseen files too; unheld, only the files in `seen`.
         outcome, _ = self._call_tool(
@@ -321,16 +322,6 @@ class MemoryStore:
         """The prompt a session starts from, and that session."""
         value = self._compose(base, audit)
         return _wit.composed_prompt(value), _wit.session_state(value.session)
-
-    def _call_in_session(
-        self,
-        name: str,
-        input: str | Mapping[str, Any],
-        scan: ScanPolicy,
-        state: SessionState,
-    ) -> tuple[ToolOutcome, SessionState]:
-        """A session's tool call: held to what its model saw, unseen files too."""
-        return self._call_tool(name, input, scan, state, hold_unseen=True)
 
     def _call_tool(
         self,
@@ -374,7 +365,7 @@ class MemoryStore:
         part of it), on the kept read instance: the file as read and audited, and the
         session after it. A store refusal raises, and no session comes back."""
         value = self._method(
-            "show", _wit.FILE_TO_WIT[file], _wit.session(state), audit.value, whole
+            "show", _wit.wit_file(file), _wit.session(state), audit.value, whole
         )
         shown = ShownFile(file, value.text, _wit.findings(value.findings), value.withheld)
         return shown, _wit.session_state(value.session)
@@ -398,10 +389,12 @@ class MemoryStore:
         store's settings); a refusal raises with the component's own text."""
         return self._run(_Access.READ, lambda exports: _checked(exports.method(name, *args)))
 
-    def _write(self, file: MemoryFile | str, edit: Variant, options: Any = None) -> WriteResult:
+    def _write(
+        self, file: MemoryFile | str, edit: Variant, options: Any = _wit.PLAIN_WRITE
+    ) -> WriteResult:
         """The component's `workspace.write` on a fresh instance, whose workspace carries
         this write's own token (see `_run`); a refusal raises with the component's text."""
-        args = (_wit.FILE_TO_WIT[MemoryFile(file)], edit, options or _wit.write_options())
+        args = (_wit.wit_file(file), edit, options)
         value = self._run(_Access.WRITE, lambda exports: _checked(exports.method("write", *args)))
         return _wit.write_result(value)
 
@@ -801,8 +794,9 @@ class MemorySession:
         `MemoryStore.call_tool` does. A `ComponentTrap` leaves the session as it was (and
         the file as the trap left it: read it to know)."""
         with self._lock:
-            outcome, self._state = self._store._call_in_session(
-                name, input, self._scan, self._state
+            # Held to what its model saw, unseen files too.
+            outcome, self._state = self._store._call_tool(
+                name, input, self._scan, self._state, hold_unseen=True
             )
             return outcome
 
