@@ -102,9 +102,10 @@ impl Guest for Component {
     }
 
     fn assemble_system_prompt(base: String) -> Result<String, StoreError> {
-        // `compose` without the audit (a host calls this on every model call): the files
-        // read and checked in the prompt's order, as there, and a file that is not text
-        // fails the call.
+        // `core::compose_strict` in the default layout, without the audit and without
+        // hashing the files for a session's sources, which a host calling this on every
+        // model call has no use for: the files read and checked in the prompt's order, as
+        // there, and a file that is not text fails the call.
         let dir = MetisDir::open(&Settings::default());
         let user = core::into_text(core::MemoryFile::User, dir.read(core::MemoryFile::User)?)?;
         let memory = core::into_text(
