@@ -10,7 +10,7 @@
 use alloc::vec::Vec;
 
 use super::pattern::{
-    Set, Slot, byte_mask, entry_span, glob as glob_matches, required_bytes as required,
+    Set, Slot, byte_mask, entries_of, entry_span, glob as glob_matches, required_bytes as required,
 };
 use super::rules::{RULES_TABLE, Stream};
 
@@ -240,7 +240,7 @@ impl FirstIndex {
         let mut table = alloc::vec![0u32; size];
         let mut keyed_globs: Vec<(u8, Glob)> = Vec::new();
         for (set, bits) in starting {
-            for entry in set.split(' ') {
+            for entry in entries_of(set) {
                 let Some(&first) = entry.as_bytes().first() else {
                     continue;
                 };

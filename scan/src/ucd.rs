@@ -53,14 +53,18 @@ const CATEGORIES: [Category; 6] = [
 /// four) and `values`. Each plane's first run starts at its first code point, so no
 /// run is looked for in the plane before.
 fn run_value(planes: &[u16], starts: &[u16], values: &[u8], c: char) -> u8 {
-    let plane = (c as u32 >> 16) as usize;
-    let (Some(&from), Some(&to)) = (planes.get(plane), planes.get(plane + 1)) else {
-        return 0;
-    };
+    plane_run(planes, starts, c as u32).map_or(0, |i| values[i])
+}
+
+/// The index in `starts` of the run holding `code`, runs kept by plane as `run_value`
+/// says; `None` if no run of its plane starts at or before it.
+fn plane_run(planes: &[u16], starts: &[u16], code: u32) -> Option<usize> {
+    let plane = (code >> 16) as usize;
+    let (from, to) = (*planes.get(plane)?, *planes.get(plane + 1)?);
     let (from, to) = (usize::from(from), usize::from(to));
-    let low = (c as u32 & 0xFFFF) as u16;
+    let low = (code & 0xFFFF) as u16;
     let at = starts[from..to].partition_point(|&start| start <= low);
-    at.checked_sub(1).map_or(0, |i| values[from + i])
+    at.checked_sub(1).map(|i| from + i)
 }
 
 /// The bytes these tables take.
@@ -210,32 +214,26 @@ pub(crate) fn decompose(c: char, emit: &mut impl FnMut(char)) {
     // consecutive ones (bits 0 to 17) with the run's length less one (bits 18 to 22), or
     // (bit 23 set) where one decomposition of several characters lies in the pool (bits
     // 6 to 21 its offset, 0 to 5 its length), for a run of one.
-    let plane = (code >> 16) as usize;
-    if let (Some(&from), Some(&to)) = (DECOMPOSE_PLANES.get(plane), DECOMPOSE_PLANES.get(plane + 1))
-    {
-        let (from, to) = (usize::from(from), usize::from(to));
-        let low = (code & 0xFFFF) as u16;
-        let at = DECOMPOSE_STARTS[from..to].partition_point(|&start| start <= low);
-        if let Some(i) = at.checked_sub(1).map(|i| from + i) {
-            let [low_byte, middle, high] = DECOMPOSE_VALUES[i];
-            let value = u32::from(low_byte) | u32::from(middle) << 8 | u32::from(high) << 16;
-            let pooled = value & 1 << 23 != 0;
-            let last = if pooled { 0 } else { (value >> 18) & 0x1F };
-            let offset = u32::from(low - DECOMPOSE_STARTS[i]);
-            if offset <= last {
-                if !pooled {
-                    emit(from_u32((value & 0x3_FFFF) + offset));
-                } else {
-                    let from = ((value >> 6) & 0xFFFF) as usize;
-                    let to = from + (value & 0x3F) as usize;
-                    DECOMPOSE_POOL
-                        .get(from..to)
-                        .into_iter()
-                        .flat_map(str::chars)
-                        .for_each(emit);
-                }
-                return;
+    let low = (code & 0xFFFF) as u16;
+    if let Some(i) = plane_run(DECOMPOSE_PLANES, DECOMPOSE_STARTS, code) {
+        let [low_byte, middle, high] = DECOMPOSE_VALUES[i];
+        let value = u32::from(low_byte) | u32::from(middle) << 8 | u32::from(high) << 16;
+        let pooled = value & 1 << 23 != 0;
+        let last = if pooled { 0 } else { (value >> 18) & 0x1F };
+        let offset = u32::from(low - DECOMPOSE_STARTS[i]);
+        if offset <= last {
+            if !pooled {
+                emit(from_u32((value & 0x3_FFFF) + offset));
+            } else {
+                let from = ((value >> 6) & 0xFFFF) as usize;
+                let to = from + (value & 0x3F) as usize;
+                DECOMPOSE_POOL
+                    .get(from..to)
+                    .into_iter()
+                    .flat_map(str::chars)
+                    .for_each(emit);
             }
+            return;
         }
     }
     emit(c);
