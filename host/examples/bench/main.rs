@@ -44,12 +44,12 @@ fn replace_args(i: u32) -> (&'static str, &'static str) {
 const TOOL_ADD: &str = r#"{"file":"MEMORY.md","entry":"- deploys go through scripts/deploy"}"#;
 const TOOL_REFUSED: &str = r#"{"file":"NOTES.md","entry":"x"}"#;
 
-/// The Python package against Hermes Agent: the package's figure in the row whose `op`
-/// starts with the first field, Hermes's under the key (`hermes.py`), the row's label,
-/// and the target: the package at most that many times Hermes's median.
-const HERMES_TARGETS: [(&str, &str, &str, f64); 2] = [
-    ("read", "read", "`read` MEMORY.md (1.4 KB)", 4.0),
-    ("tool call", "tool", "tool add (durable)", 1.3),
+/// The Python package against Hermes Agent: the key both time the operation under (the
+/// package's row is the one `ROW_KEYS` names so, Hermes's is `hermes.py`'s), the row's
+/// label, and the target: the package at most that many times Hermes's median.
+const HERMES_TARGETS: [(&str, &str, f64); 2] = [
+    ("read", "`read` MEMORY.md (1.4 KB)", 4.0),
+    ("tool", "tool add (durable)", 1.3),
 ];
 
 /// One operation measured on every setup that has it.
@@ -431,11 +431,11 @@ fn hermes_pairs<'a>(
 ) -> Vec<(&'static str, Option<&'a Samples>, Option<&'a Samples>, f64)> {
     HERMES_TARGETS
         .iter()
-        .map(|&(op, key, label, target)| {
-            let ours = rows
+        .map(|&(key, label, target)| {
+            let ours = ROW_KEYS
                 .iter()
-                .find(|r| r.op.starts_with(op))
-                .and_then(|r| r.python.as_ref());
+                .position(|&row| row == key)
+                .and_then(|row| rows[row].python.as_ref());
             (label, ours, hermes.and_then(|h| h.get(key)), target)
         })
         .collect()
